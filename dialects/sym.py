@@ -148,7 +148,7 @@ class CmpOp(Sym.Operation, name="cmp", traits=[Pure]):
         pred = ir.StringAttr(self.operation.attributes["predicate"]).value
         if pred not in CMP_PREDICATES:
             return _error(self, f"unknown predicate '{pred}' (expected one of {', '.join(CMP_PREDICATES)})")
-        return True
+        return _verify_i1_result(self)
 
 
 def _bool_binary(opname: str) -> type:
@@ -173,6 +173,13 @@ def _verify_i1(op: ir.OpView) -> bool:
     for v in op.operation.operands:
         if isinstance(v.type, ir.IntegerType) and ir.IntegerType(v.type).width != 1:
             return _error(op, f"expects i1 operands, got {v.type}")
+    return _verify_i1_result(op)
+
+
+def _verify_i1_result(op: ir.OpView) -> bool:
+    for r in op.operation.results:
+        if isinstance(r.type, ir.IntegerType) and ir.IntegerType(r.type).width != 1:
+            return _error(op, f"expects an i1 result, got {r.type}")
     return True
 
 

@@ -1,2 +1,9 @@
 """mlir_sym passes, one per file; importing this package registers them all (see registry.py)."""
 from mlir_sym.passes import registry  # noqa: F401
+from mlir_sym.passes import (  # noqa: F401
+    assert_to_status,
+    memref_copy_to_linalg,
+    results_to_out_params,
+    strip_facts,
+    sym_to_arith,
+)

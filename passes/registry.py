@@ -283,8 +283,9 @@ def _as_callback(p: SymPass, anchor: str | None) -> Callable:
     def callback(op: ir.Operation, pass_) -> None:  # noqa: ANN001 - ExternalPass
         targets = [op] if anchor is None else _ops_named(op, anchor)
         try:
-            for target in targets:
-                p.run(target)
+            with op.location:  # ops a pass creates without a location get the anchor's
+                for target in targets:
+                    p.run(target)
         except PassError as e:
             op.location.emit_error(f"{p.name}: {e}") if not _has_location(e) else None
             pass_.signal_pass_failure()

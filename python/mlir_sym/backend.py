@@ -1,0 +1,160 @@
+"""The `torch.compile` backend `mlir_sym` (registered through the `torch_dynamo_backends` entry point).
+
+Dynamo hands us a Torch-level FX graph with SymInt sizes; AOTAutograd (with torch-mlir's
+decompositions) turns it into an aten graph, which `capture.compile_graph` compiles into an artifact
+that serves every size in range. Artifacts are cached per graph (structure + symbolic input shapes +
+guards), so the same graph seen again (another frame, another module instance) is not recompiled.
+
+Config (`mlir_sym.backend.config`, or environment variables):
+  fallback_to_eager (MLIR_SYM_FALLBACK=1): a graph we cannot compile runs eagerly, with a warning
+      naming the op, instead of raising. Off by default: no silent fallbacks.
+Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
+in the spirit of `TORCH_LOGS`.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+
+from mlir_sym.capture import UnsupportedOpError, compile_graph
+from mlir_sym.importer import UnsupportedGraph, find_shape_env
+from mlir_sym.pipelines import LoweringError
+from mlir_sym.runtime.artifact import Artifact, GuardMiss
+
+log = logging.getLogger("mlir_sym")
+
+
+@dataclass
+class Config:
+    fallback_to_eager: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_FALLBACK", "0") == "1")
+
+
+config = Config()
+
+
+@dataclass
+class Stats:
+    """Process-wide counters (tests assert on them: e.g. one compilation for many sizes)."""
+
+    compiles: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    guard_misses: int = 0
+    calls: int = 0
+
+    def reset(self) -> None:
+        self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
+
+
+stats = Stats()
+_CACHE: dict[str, Artifact] = {}
+
+
+def _setup_logging() -> None:
+    spec = os.environ.get("MLIR_SYM_LOGS", "")
+    if not spec:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        level = logging.DEBUG if item.startswith("+") else logging.INFO
+        name = item.lstrip("+")
+        logger = logging.getLogger("mlir_sym" if name in ("all", "mlir_sym") else f"mlir_sym.{name}")
+        logger.setLevel(level)
+        if not logger.handlers:
+            logger.addHandler(handler)
+
+
+_setup_logging()
+
+
+def graph_key(gm: fx.GraphModule) -> str:
+    """Structure + symbolic input metadata + the ShapeEnv facts the artifact depends on."""
+    h = hashlib.sha256(gm.code.encode())
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            v = n.meta.get("val")
+            if isinstance(v, torch.Tensor):
+                h.update(f"{n.name}:{v.dtype}:{tuple(str(s) for s in v.shape)}:{v.device}".encode())
+            else:
+                h.update(f"{n.name}:{v}".encode())
+    se = find_shape_env(gm)
+    if se is not None:
+        h.update(str(sorted((str(k), str(v)) for k, v in se.var_to_range.items())).encode())
+        h.update(str([str(g.expr) for g in se.guards]).encode())
+    return h.hexdigest()
+
+
+def _decompositions() -> dict:
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    return get_decomposition_table()
+
+
+def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+    key = graph_key(gm)
+    art = _CACHE.get(key)
+    if art is not None:
+        stats.cache_hits += 1
+        log.info("cache hit for graph %s", key[:12])
+    else:
+        try:
+            art, _, cstats = compile_graph(gm)
+        except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
+            if not config.fallback_to_eager:
+                raise
+            stats.fallbacks += 1
+            log.warning("mlir_sym: running this graph eagerly (fallback_to_eager is on): %s", str(e).splitlines()[0])
+            return make_boxed_func(gm)
+        stats.compiles += 1
+        _CACHE[key] = art
+    return _runner(art, gm)
+
+
+def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
+    def run(args: list) -> list:
+        stats.calls += 1
+        try:
+            return art(args)
+        except GuardMiss as miss:
+            # Dynamo's own guards admitted these inputs, so the aten graph is valid for them; this
+            # artifact's narrower assumptions are not. Issue #3 adds variants; until then run the graph.
+            stats.guard_misses += 1
+            log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
+            return list(gm(*args))
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    run.artifact = art  # type: ignore[attr-defined]
+    return run
+
+
+def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
+    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
+    if len(devices) > 1:
+        raise RuntimeError(f"mlir_sym: inputs on mixed devices {sorted(devices)}; move them to one device")
+    if devices and devices != {"cpu"}:
+        raise RuntimeError(f"mlir_sym: device '{devices.pop()}' is not supported by this build (CPU only)")
+
+
+def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
+    """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph."""
+    _check_devices(gm, example_inputs)
+    backend = aot_autograd(
+        fw_compiler=_compile_aten,
+        bw_compiler=_compile_aten,
+        inference_compiler=_compile_aten,
+        decompositions=_decompositions(),
+        keep_inference_input_mutations=False,
+    )
+    return backend(gm, example_inputs, **kwargs)

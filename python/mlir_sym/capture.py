@@ -1,0 +1,185 @@
+"""From an AOTAutograd graph (with its ShapeEnv) to a compiled CPU artifact.
+
+import (importer.py) -> split guards / compute (pipelines.py) -> lower both -> one JIT module
+(runtime/cpu.py) -> Artifact (runtime/artifact.py).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+import torch.fx as fx
+from torch_mlir import ir
+
+from mlir_sym import shapes
+from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
+from mlir_sym.passes.sym_to_arith import check_table
+from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
+from mlir_sym.runtime.artifact import Artifact, OutputPlan
+from mlir_sym.runtime.cpu import ComputeCall, JitModule, ScalarCall
+from mlir_sym.dialects import sym
+
+log = logging.getLogger("mlir_sym.compile")
+
+
+class UnsupportedOpError(RuntimeError):
+    """The graph contains an op we cannot lower; names the op and its Python source line."""
+
+
+@dataclass
+class CompileStats:
+    import_s: float = 0.0
+    lower_s: float = 0.0
+    jit_s: float = 0.0
+    guards_before: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, ImportedGraph, CompileStats]:
+    stats = CompileStats()
+    t0 = time.perf_counter()
+    ig = import_graph(gm, func_name=name)
+    stats.import_s = time.perf_counter() - t0
+    log.info("imported graph %s:\n%s", name, ig.module)
+
+    bad = unsupported_ops(ig.module)
+    if bad:
+        op, loc = bad[0]
+        raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
+                                 f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
+    ctx = ig.context
+    guards_mod, compute_mod = split_guards(ig.module, ctx)
+    t1 = time.perf_counter()
+    with ctx:
+        gfn = _guard_fn(guards_mod)
+        checks = check_table(gfn)
+        try:
+            run_named("torch-to-linalg", compute_mod, ctx)
+        except LoweringError as e:
+            raise UnsupportedOpError(_explain_lowering_failure(str(e))) from None
+        main = _func(compute_mod, name)
+        arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
+        run_named("linalg-to-llvm", compute_mod, ctx)
+        assert_msgs = _assert_msgs(compute_mod, name)
+        run_named("guards-to-llvm", guards_mod, ctx)
+        for op in list(guards_mod.body.operations):  # one JIT module: move the guard function in
+            if op.operation.name != "sym.symbol":
+                compute_mod.body.append(op.operation)
+    stats.lower_s = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    jit = JitModule(compute_mod)
+    stats.jit_s = time.perf_counter() - t2
+
+    arg_kinds = [_arg_kind(t) for t in arg_types]
+    artifact = Artifact(
+        name=name,
+        guard=ScalarCall(jit, "guards", len(ig.sources)),
+        compute=ComputeCall(jit, name, arg_kinds + [("tensor", len(o.shape)) for o in ig.outputs if o.kind == "tensor"]),
+        read_sources=_source_reader(ig),
+        symbol_from_source=_solve_symbols(ig),
+        sizes_fn=_sizes_fn(ig),
+        outputs=_output_plans(ig),
+        tensor_inputs=[i for i, k in enumerate(ig.input_kinds) if k == "tensor"],
+        scalar_inputs=[i for i, k in enumerate(ig.input_kinds) if k != "tensor"],
+        checks=checks,
+        assert_msgs=assert_msgs,
+        keepalive=(jit, ctx),
+    )
+    stats.guards_before = sum(1 for c in checks if c[0] != "bind")
+    log.info("compiled %s: import %.3fs, lower %.3fs, jit %.3fs", name, stats.import_s, stats.lower_s, stats.jit_s)
+    return artifact, ig, stats
+
+
+def _pretty_loc(loc: str) -> str:
+    # loc("file.py":12:0) -> file.py:12
+    s = loc.replace('loc(', '').rstrip(')').replace('"', '')
+    return s
+
+
+def _explain_lowering_failure(text: str) -> str:
+    import re
+
+    m = re.search(r"failed to legalize operation '([^']+)'", text)
+    locs = re.findall(r'loc\("([^"]+)":(\d+)', text)
+    if m:
+        where = f" at {locs[0][0]}:{locs[0][1]}" if locs else ""
+        return f"unsupported op '{m.group(1)}'{where}: torch-mlir cannot lower it to linalg\n{text}"
+    return text
+
+
+def _guard_fn(module: ir.Module):
+    return next(op for op in module.body.operations
+                if op.operation.name == "func.func" and sym.GUARD_FN_ATTR in op.operation.attributes)
+
+
+def _func(module: ir.Module, name: str):
+    return next(op for op in module.body.operations if op.operation.name == "func.func"
+                and ir.StringAttr(op.operation.attributes["sym_name"]).value == name)
+
+
+def _assert_msgs(module: ir.Module, name: str) -> list[str]:
+    for op in module.body.operations:
+        if "sym.assert_msgs" in op.operation.attributes:
+            return [ir.StringAttr(a).value for a in ir.ArrayAttr(op.operation.attributes["sym.assert_msgs"])]
+    return []
+
+
+def _arg_kind(t: ir.Type) -> tuple:
+    if isinstance(t, (ir.MemRefType, ir.RankedTensorType)):
+        return ("tensor", ir.ShapedType(t).rank)
+    s = str(t)
+    if s in ("i64", "index"):
+        return ("i64",)
+    if s == "f64":
+        return ("f64",)
+    if s == "i1":
+        return ("i1",)
+    raise UnsupportedGraph(f"compute argument of type {t} is not supported by the CPU runtime")
+
+
+def _source_reader(ig: ImportedGraph):
+    parts = [f"a[{s.arg}]" if s.dim is None else f"a[{s.arg}].shape[{s.dim}]" for s in ig.sources]
+    src = f"def _read(a):\n    return [{', '.join(parts)}]\n"
+    ns: dict = {}
+    exec(compile(src, "<mlir_sym sources>", "exec"), ns)  # noqa: S102 - generated from our own plan
+    return ns["_read"]
+
+
+def _solve_symbols(ig: ImportedGraph) -> list[int]:
+    """For each symbol (in ig.symbols order), the index of the source that holds its value."""
+    out = []
+    for name in ig.symbols:
+        idx = next((k for k, s in enumerate(ig.sources) if isinstance(s.expr, sympy.Symbol) and s.expr.name == name), None)
+        if idx is None:
+            raise UnsupportedGraph(f"symbol '{name}' is not the size of any input; cannot compute it at run time")
+        out.append(idx)
+    return out
+
+
+def _sizes_fn(ig: ImportedGraph):
+    exprs: list = []
+    for o in ig.outputs:
+        if o.kind == "tensor":
+            exprs.extend(o.shape)
+        elif o.kind == "sym":
+            exprs.append(o.expr)
+    return shapes.compile_exprs(exprs, ig.symbols) if exprs else (lambda *a: ())
+
+
+def _output_plans(ig: ImportedGraph) -> list[OutputPlan]:
+    plans, pos = [], 0
+    for o in ig.outputs:
+        if o.kind == "tensor":
+            plans.append(OutputPlan("tensor", o.dtype, (pos, pos + len(o.shape))))
+            pos += len(o.shape)
+        elif o.kind == "sym":
+            plans.append(OutputPlan("sym", index=pos))
+            pos += 1
+        elif o.kind == "const":
+            plans.append(OutputPlan("const", const=o.expr))
+        else:
+            plans.append(OutputPlan("none"))
+    return plans

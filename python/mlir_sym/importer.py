@@ -1,0 +1,324 @@
+"""FX graph + ShapeEnv -> one MLIR module: torch-dialect compute plus `sym` symbols, bindings and guards.
+
+The module holds:
+  * one `sym.symbol` per size variable the graph uses (range and hint from the ShapeEnv);
+  * `func.func @guards(%sizes: index...)` (unit attr `sym.guards`): one argument per input size
+    ("source": a SymInt input or a tensor dimension, named in the arg attr `sym.source`), a `sym.bind`
+    of each source to its expression, then the ShapeEnv's guards as `sym.guard` and its runtime asserts
+    as `sym.assert`, each with its origin (user source line where PyTorch recorded one);
+  * `func.func @main(...)`: torch-mlir's import of the graph (locations carry FX stack traces) with a
+    `sym.bind` for every tensor dimension and SymInt argument.
+
+torch-mlir's own `import_symbolic_shape_expressions` fails on Dynamo's AOT graphs (symbols no
+placeholder names), so binding is done here from each placeholder's FakeTensor sizes.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+import torch
+import torch.fx as fx
+from torch_mlir import ir
+from torch_mlir.dialects import func as func_d
+from torch_mlir.extras.fx_importer import FxImporter
+
+from mlir_sym import fx_rewrites, shapes
+from mlir_sym.context import make_context
+from mlir_sym.dialects import sym
+
+log = logging.getLogger("mlir_sym.importer")
+
+_DROPPED_TARGETS = {  # runtime-assert nodes: become sym.assert (or are implied by ranges)
+    "aten._assert_scalar.default",
+    "aten.sym_constrain_range_for_size.default",
+    "aten.sym_constrain_range.default",
+    "aten._assert_async.msg",
+}
+
+
+class UnsupportedGraph(RuntimeError):
+    """The graph uses something we cannot import; the message names the node and its source line."""
+
+
+@dataclass
+class Source:
+    """One input size: `arg` is the placeholder index, `dim` the tensor dimension (None for a SymInt)."""
+
+    arg: int
+    dim: int | None
+    expr: sympy.Basic
+    name: str
+
+    def describe(self) -> str:
+        return self.name if self.dim is None else f"{self.name}.size({self.dim})"
+
+
+@dataclass
+class Check:
+    """A guard or assert of the artifact, in guard-function order (ids are 1-based in lowered form)."""
+
+    kind: str  # "guard" | "assert" | "bind"
+    text: str
+    origin: str
+
+
+@dataclass
+class OutputSpec:
+    kind: str  # "tensor" | "sym" | "none" | "const"
+    shape: tuple = ()  # sympy sizes for tensors
+    dtype: torch.dtype | None = None
+    expr: Any = None  # for "sym"/"const" outputs
+    index: int = -1  # position among the compute function's tensor results
+
+
+@dataclass
+class ImportedGraph:
+    module: ir.Module
+    context: ir.Context
+    symbols: list[str]  # declaration order, as in @guards
+    sources: list[Source]
+    checks: list[Check] = field(default_factory=list)
+    outputs: list[OutputSpec] = field(default_factory=list)
+    input_kinds: list[str] = field(default_factory=list)  # "tensor" | "symint" | "int" | "other"
+    input_dtypes: list[torch.dtype | None] = field(default_factory=list)
+    shape_env: Any = None
+
+
+def find_shape_env(gm: fx.GraphModule):
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for v in val if isinstance(val, (list, tuple)) else [val]:
+            if isinstance(v, torch.Tensor) and getattr(v, "fake_mode", None) is not None:
+                return v.fake_mode.shape_env
+            if isinstance(v, torch.SymInt):
+                return v.node.shape_env
+    return None
+
+
+def _expr(v: Any, shape_env) -> sympy.Basic:
+    if isinstance(v, torch.SymInt):
+        e = v.node.expr
+        return shape_env.replace(e) if shape_env is not None else e
+    return sympy.Integer(int(v))
+
+
+def _node_origin(node: fx.Node) -> str:
+    trace = node.meta.get("stack_trace") or ""
+    lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File ")]
+    return lines[-1] if lines else f"node {node.name}"
+
+
+def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGraph:
+    """Import an AOTAutograd inference graph with symbolic sizes (see module docstring)."""
+    shape_env = find_shape_env(gm)
+    graph = fx.Graph()
+    val_map: dict[fx.Node, fx.Node] = {}
+    graph.output(graph.graph_copy(gm.graph, val_map))
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+
+    sources: list[Source] = []
+    input_kinds: list[str] = []
+    input_dtypes: list[torch.dtype | None] = []
+    for i, ph in enumerate(placeholders):
+        val = ph.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            input_kinds.append("tensor")
+            input_dtypes.append(val.dtype)
+            for d, size in enumerate(val.shape):
+                sources.append(Source(i, d, _expr(size, shape_env), ph.name))
+        elif isinstance(val, torch.SymInt):
+            input_kinds.append("symint")
+            input_dtypes.append(None)
+            sources.append(Source(i, None, _expr(val, shape_env), ph.name))
+        elif isinstance(val, int):
+            input_kinds.append("int")
+            input_dtypes.append(None)
+        else:
+            raise UnsupportedGraph(f"graph input '{ph.name}' has unsupported kind {type(val).__name__}")
+
+    asserts: list[tuple[sympy.Basic, str, str]] = []
+    for node in list(graph.nodes):
+        if node.op == "call_function" and str(node.target) in _DROPPED_TARGETS:
+            if str(node.target) == "aten._assert_scalar.default":
+                cond = node.args[0]
+                msg = node.args[1] if len(node.args) > 1 else "runtime assertion"
+                if isinstance(cond, fx.Node) and isinstance(cond.meta.get("val"), torch.SymBool):
+                    asserts.append((cond.meta["val"].node.expr, str(msg), _node_origin(node)))
+            graph.erase_node(node)
+
+    try:
+        fx_rewrites.views_to_collapse_split(graph)
+    except fx_rewrites.ViewRewriteError as e:
+        raise UnsupportedGraph(str(e)) from None
+
+    # Outputs: tensors stay in the compute; SymInts/ints are evaluated from symbols by the runtime.
+    outputs: list[OutputSpec] = []
+    tensor_outs: list[fx.Node] = []
+    out_node = next(n for n in graph.nodes if n.op == "output")
+    out_args = out_node.args[0]
+    for o in out_args if isinstance(out_args, (list, tuple)) else [out_args]:
+        val = o.meta.get("val") if isinstance(o, fx.Node) else o
+        if isinstance(val, torch.Tensor):
+            outputs.append(OutputSpec("tensor", tuple(_expr(s, shape_env) for s in val.shape), val.dtype,
+                                      index=len(tensor_outs)))
+            tensor_outs.append(o)
+        elif isinstance(val, torch.SymInt):
+            outputs.append(OutputSpec("sym", expr=_expr(val, shape_env)))
+        elif o is None:
+            outputs.append(OutputSpec("none"))
+        elif isinstance(val, (int, float, bool)):
+            outputs.append(OutputSpec("const", expr=val))
+        else:
+            raise UnsupportedGraph(f"graph output {o} of kind {type(val).__name__} is not supported")
+    out_node.args = (tuple(tensor_outs),)
+    graph.eliminate_dead_code()
+    graph.lint()
+
+    ctx = make_context()
+    importer = FxImporter(context=ctx)
+    try:
+        importer.import_stateless_graph(graph, func_name=func_name)
+    except Exception as e:  # torch-mlir raises NotImplementedError/KeyError naming the op
+        node = _failing_node(graph, e)
+        where = f" at {_node_origin(node)}" if node is not None else ""
+        raise UnsupportedGraph(f"cannot import the graph into MLIR{where}: {type(e).__name__}: {e}") from e
+    module = importer.module
+
+    # Symbols used anywhere: inputs, outputs, guards.
+    guard_exprs = _relevant_guards(shape_env, sources)
+    used: set[sympy.Symbol] = set()
+    for s in sources:
+        used |= s.expr.free_symbols
+    for o in outputs:
+        if o.kind == "tensor":
+            for e in o.shape:
+                used |= sympy.sympify(e).free_symbols
+        elif o.kind == "sym":
+            used |= o.expr.free_symbols
+    for e, _, _ in asserts:
+        used |= e.free_symbols
+    symbols = shapes.sorted_symbols(used)
+    checks: list[Check] = []
+    with ctx, ir.Location.unknown():
+        body = module.body
+        first = body.operations[0] if len(body.operations) else None
+        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(body)
+        with ip:
+            for s in symbols:
+                _declare_symbol(s, shape_env)
+        _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_env, checks)
+        _bind_compute(module, func_name, sources)
+    module.operation.verify()
+    return ImportedGraph(module, ctx, [s.name for s in symbols], sources, checks, outputs, input_kinds,
+                         input_dtypes, shape_env)
+
+
+def _failing_node(graph: fx.Graph, e: Exception) -> fx.Node | None:
+    text = str(e)
+    for node in graph.nodes:
+        if node.op == "call_function" and str(node.target).split(".")[1:2] and str(node.target) in text:
+            return node
+    for node in graph.nodes:
+        if node.op == "call_function" and getattr(node.target, "__name__", "@@") in text:
+            return node
+    return None
+
+
+def _declare_symbol(s: sympy.Symbol, shape_env) -> None:
+    rng = shapes.symbol_range(shape_env, s) if shape_env is not None else shapes.Range(0, None)
+    op = sym.SymbolOp(ir.StringAttr.get(s.name), shapes._i64(rng.lo))
+    if rng.hi is not None:
+        op.operation.attributes["hi"] = shapes._i64(rng.hi)
+    hint = None
+    if shape_env is not None:
+        table = getattr(shape_env, "backed_var_to_val", None)
+        if table is None:
+            table = getattr(shape_env, "var_to_val", {})
+        hint = table.get(s)
+    if hint is not None and sympy.sympify(hint).is_Integer:
+        op.operation.attributes["hint"] = shapes._i64(int(hint))
+    if s.name.startswith("u"):
+        op.operation.attributes["unbacked"] = ir.UnitAttr.get()
+
+
+def _relevant_guards(shape_env, sources: list[Source]) -> list[tuple[sympy.Basic, str]]:
+    """The ShapeEnv's guards whose symbols all come from this graph's inputs, with their origins."""
+    if shape_env is None:
+        return []
+    bound: set[sympy.Symbol] = set()
+    for s in sources:
+        bound |= s.expr.free_symbols
+    out: list[tuple[sympy.Basic, str]] = []
+    for g in shape_env.guards:
+        expr = shape_env.replace(g.expr) if hasattr(shape_env, "replace") else g.expr
+        if expr in (sympy.true, True) or not expr.free_symbols or not expr.free_symbols <= bound:
+            continue
+        out.append((expr, _sloc_text(getattr(g, "sloc", None))))
+    return out
+
+
+def _sloc_text(sloc) -> str:
+    if sloc is None:
+        return "shape env"
+    for attr in ("maybe_user_loc", "user_loc", "framework_loc"):
+        v = getattr(sloc, attr, None)
+        if v:
+            return str(v).strip()
+    return str(sloc)
+
+
+def _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_env, checks) -> None:
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(module.body):
+        ftype = ir.FunctionType.get([index] * len(sources), [])
+        fn = func_d.FuncOp("guards", ftype)
+        fn.operation.attributes[sym.GUARD_FN_ATTR] = ir.UnitAttr.get()
+        fn.arg_attrs = ir.ArrayAttr.get([
+            ir.DictAttr.get({sym.SOURCE_ATTR: ir.StringAttr.get(s.describe())}) for s in sources
+        ])
+        block = fn.add_entry_block()
+    with ir.InsertionPoint(block):
+        b = shapes.ExprBuilder()
+        for arg, s in zip(block.arguments, sources):
+            sym.BindOp(arg, b.value(s.expr))
+            checks.append(Check("bind", f"{s.describe()} == {s.expr}", "input size"))
+        for s in symbols:  # range facts are guards: sizes outside the range need another artifact
+            rng = shapes.symbol_range(shape_env, s) if shape_env is not None else shapes.Range(0, None)
+            conds = [sympy.Ge(s, rng.lo)] + ([sympy.Le(s, rng.hi)] if rng.hi is not None else [])
+            for c in conds:
+                if rng.lo <= 0 and isinstance(c, sympy.Ge):
+                    continue  # sizes are never negative; nothing to check
+                loc = ir.Location.name(f"range of {s}")
+                b.loc = loc
+                sym.GuardOp(b.condition(c), ir.StringAttr.get(f"range of {s}: {rng}"), loc=loc)
+                checks.append(Check("guard", str(c), f"range of {s}: {rng}"))
+        b.loc = None
+        for expr, origin in guard_exprs:
+            try:
+                cond = b.condition(expr)
+            except shapes.UnsupportedExpr as e:
+                raise UnsupportedGraph(f"guard '{expr}' from {origin}: {e}") from e
+            sym.GuardOp(cond, ir.StringAttr.get(origin), loc=ir.Location.name(origin[:200]))
+            checks.append(Check("guard", str(expr), origin))
+        for expr, msg, origin in asserts:
+            op = sym.AssertOp(b.condition(expr), ir.StringAttr.get(f"{msg}: {expr}"), loc=ir.Location.name(origin[:200]))
+            op.operation.attributes["origin"] = ir.StringAttr.get(origin)
+            checks.append(Check("assert", f"{msg}: {expr}", origin))
+        func_d.ReturnOp([])
+
+
+def _bind_compute(module, func_name: str, sources: list[Source]) -> None:
+    fn = next(op for op in module.body.operations if op.operation.name == "func.func"
+              and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name)
+    block = fn.regions[0].blocks[0]
+    first = block.operations[0]
+    with ir.InsertionPoint(first):
+        b = shapes.ExprBuilder()
+        for s in sources:
+            arg = block.arguments[s.arg]
+            op = sym.BindOp(arg, b.value(s.expr))
+            if s.dim is not None:
+                op.operation.attributes["dim"] = shapes._i64(s.dim)
