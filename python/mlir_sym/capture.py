@@ -51,6 +51,7 @@ def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, 
         raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
                                  f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
     ctx = ig.context
+    source_ir = ig.module.operation.get_asm(large_elements_limit=16)
     guards_mod, compute_mod = split_guards(ig.module, ctx)
     t1 = time.perf_counter()
     with ctx:
@@ -88,6 +89,7 @@ def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, 
         assert_msgs=assert_msgs,
         keepalive=(jit, ctx),
     )
+    artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
     stats.guards_before = sum(1 for c in checks if c[0] != "bind")
     log.info("compiled %s: import %.3fs, lower %.3fs, jit %.3fs", name, stats.import_s, stats.lower_s, stats.jit_s)
     return artifact, ig, stats
