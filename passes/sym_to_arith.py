@@ -60,7 +60,7 @@ def check_table(fn) -> list[tuple[str, str, str]]:
                 d = ir.DictAttr(ir.ArrayAttr(fn.arg_attrs)[arg.arg_number])
                 if sym.SOURCE_ATTR in d:
                     src = ir.StringAttr(d[sym.SOURCE_ATTR]).value
-            out.append(("bind", src or str(arg.get_name()), "input size"))
+            out.append(("bind", f"{src or arg.get_name()} == {_describe(op.operation.operands[1])}", "input size"))
         elif name == "sym.guard":
             out.append(("guard", _describe(op.operation.operands[0]), _attr_str(op, "origin")))
         elif name == "sym.assert":
