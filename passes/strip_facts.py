@@ -2,7 +2,9 @@
 
 `sym.bind` in a compute function states what the guard function already verified on entry; once the
 compute is handed to torch-mlir's lowering (which knows no `sym`), the facts are erased together with
-the expressions only they used. Guard functions (`sym.guards`) and module-level `sym.symbol`
+the expressions only they used. What they said about tensor arguments survives as the arg attribute
+`sym.dims` (one string per dimension: the bound expression in sympy syntax, e.g. `["s0", "32",
+"2*s1"]`, `"?"` where nothing was bound), which later passes (sym-assert-elim) read. Guard functions (`sym.guards`) and module-level `sym.symbol`
 declarations are left alone; use `sym-split-guards` style module surgery to separate them first.
 
 Before:
@@ -11,7 +13,7 @@ Before:
     "sym.bind"(%x, %s0) {dim = 0 : i64} : (!torch.vtensor<[?],f32>, index) -> ()
     ...
 After:
-  func.func @main(%x: !torch.vtensor<[?],f32>) -> ... {
+  func.func @main(%x: !torch.vtensor<[?],f32> {sym.dims = ["s0"]}) -> ... {
     ...
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ class StripFacts(SymPass):
         for fn in op.regions[0].blocks[0].operations:
             if fn.operation.name != "func.func" or sym.GUARD_FN_ATTR in fn.operation.attributes:
                 continue
+            self._record_dims(fn)
             for block in fn.regions[0].blocks:
                 for child in reversed(list(block.operations)):
                     name = child.operation.name
@@ -46,3 +49,32 @@ class StripFacts(SymPass):
                         raise located_error(o, f"'{name}' result is used by a non-sym op and cannot be stripped")
                     o.erase()
                     self.bump("facts-erased")
+
+    def _record_dims(self, fn) -> None:
+        from mlir_sym import shapes
+
+        entry = fn.regions[0].blocks[0]
+        dims: dict[int, dict[int, str]] = {}
+        for child in entry.operations:
+            o = child.operation
+            if o.name != "sym.bind" or "dim" not in o.attributes:
+                continue
+            arg = o.operands[0]
+            if not isinstance(arg, ir.BlockArgument):
+                continue
+            try:
+                text = str(shapes.to_sympy(o.operands[1]))
+            except Exception:  # an expression we cannot read back: no fact, not a wrong one
+                continue
+            dims.setdefault(arg.arg_number, {})[ir.IntegerAttr(o.attributes["dim"]).value] = text
+        if not dims:
+            return
+        old = list(ir.ArrayAttr(fn.arg_attrs)) if fn.arg_attrs is not None else [ir.DictAttr.get({})] * len(entry.arguments)
+        new = []
+        for i, a in enumerate(old):
+            d = {n.name: n.attr for n in ir.DictAttr(a)}
+            if i in dims:
+                rank = sym._rank(entry.arguments[i].type) or (max(dims[i]) + 1)
+                d["sym.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(dims[i].get(k, "?")) for k in range(rank)])
+            new.append(ir.DictAttr.get(d))
+        fn.arg_attrs = ir.ArrayAttr.get(new)
