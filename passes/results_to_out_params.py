@@ -66,5 +66,8 @@ class ResultsToOutParams(SymPass):
             term.operation.erase()
         fn.operation.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(ftype.inputs) + memrefs, [i32]))
+        if fn.arg_attrs is not None:  # keep one attribute dict per argument
+            empty = ir.DictAttr.get({})
+            fn.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(fn.arg_attrs)) + [empty] * len(memrefs))
         fn.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         self.bump("results-converted", len(results))

@@ -74,6 +74,7 @@ def _setup_logging() -> None:
         logger.setLevel(level)
         if not logger.handlers:
             logger.addHandler(handler)
+            logger.propagate = False  # one line per record, even where torch configured the root logger
 
 
 _setup_logging()

@@ -23,6 +23,7 @@ from mlir_sym.runtime.cpu import ComputeCall, JitModule, ScalarCall
 from mlir_sym.dialects import sym
 
 log = logging.getLogger("mlir_sym.compile")
+guard_log = logging.getLogger("mlir_sym.guards")
 
 
 class UnsupportedOpError(RuntimeError):
@@ -90,6 +91,11 @@ def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, 
         keepalive=(jit, ctx),
     )
     artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
+    if guard_log.isEnabledFor(logging.INFO):
+        lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(checks, 1)]
+        guard_log.info("graph %s: %d checks (%d guards, %d asserts), symbols %s\n%s", name, len(checks),
+                       sum(c[0] == "guard" for c in checks), sum(c[0] == "assert" for c in checks),
+                       ", ".join(ig.symbols), "\n".join(lines))
     stats.guards_before = sum(1 for c in checks if c[0] != "bind")
     log.info("compiled %s: import %.3fs, lower %.3fs, jit %.3fs", name, stats.import_s, stats.lower_s, stats.jit_s)
     return artifact, ig, stats
