@@ -64,10 +64,10 @@ class ResultsToOutParams(SymPass):
                 zero = arith.ConstantOp(i32, 0).result
                 func_d.ReturnOp([zero])
             term.operation.erase()
+        if "arg_attrs" in fn.operation.attributes:  # keep one attribute dict per argument
+            old = list(ir.ArrayAttr(fn.operation.attributes["arg_attrs"]))
+            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(old + [ir.DictAttr.get({})] * len(memrefs))
         fn.operation.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(ftype.inputs) + memrefs, [i32]))
-        if fn.arg_attrs is not None:  # keep one attribute dict per argument
-            empty = ir.DictAttr.get({})
-            fn.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(fn.arg_attrs)) + [empty] * len(memrefs))
         fn.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         self.bump("results-converted", len(results))
