@@ -181,10 +181,14 @@ def parse_pipeline(text: str) -> list[Element]:
 
 
 def _parse_options(text: str) -> dict[str, str]:
+    """`a=1 b=x,y` or `a=1,b=2`: options split on spaces, and on commas that start a new `key=`."""
+    import re
+
     opts: dict[str, str] = {}
-    for part in text.replace(",", " ").split():
-        key, _, value = part.partition("=")
-        opts[key] = value
+    for part in re.split(r"\s+|,(?=\s*[\w-]+=)", text.strip()):
+        if part:
+            key, _, value = part.partition("=")
+            opts[key] = value
     return opts
 
 
