@@ -4,6 +4,7 @@ from mlir_sym.passes import (  # noqa: F401
     assert_to_status,
     memref_copy_to_linalg,
     results_to_out_params,
+    specialize,
     strip_facts,
     sym_to_arith,
 )
