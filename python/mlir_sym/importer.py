@@ -114,7 +114,7 @@ def _node_origin(node: fx.Node) -> str:
 def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGraph:
     """Import an AOTAutograd inference graph with symbolic sizes (see module docstring)."""
     shape_env = find_shape_env(gm)
-    graph = fx.Graph()
+    graph = fx.Graph(owning_module=gm)  # get_attr constants (e.g. the value of x[mask] = 0.0) resolve on gm
     val_map: dict[fx.Node, fx.Node] = {}
     graph.output(graph.graph_copy(gm.graph, val_map))
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
