@@ -35,6 +35,9 @@ log = logging.getLogger("mlir_sym")
 @dataclass
 class Config:
     fallback_to_eager: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_FALLBACK", "0") == "1")
+    # Also compile a variant specialized to the sizes seen while tracing (guarded by `s == hint`),
+    # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
+    specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
 
 
 config = Config()
@@ -111,7 +114,7 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
         log.info("cache hit for graph %s", key[:12])
     else:
         try:
-            art, _, cstats = compile_graph(gm)
+            art, _, cstats = compile_graph(gm, specialize_hints=config.specialize_hints)
         except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
             if not config.fallback_to_eager:
                 raise

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import sympy
 import torch
@@ -17,8 +18,9 @@ from torch_mlir import ir
 from mlir_sym import shapes
 from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import check_table
+from mlir_sym.passes.registry import build_pipeline
 from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
-from mlir_sym.runtime.artifact import Artifact, OutputPlan
+from mlir_sym.runtime.artifact import Artifact, OutputPlan, Variant
 from mlir_sym.runtime.cpu import ComputeCall, JitModule, ScalarCall
 from mlir_sym.dialects import sym
 
@@ -39,7 +41,16 @@ class CompileStats:
     extra: dict = field(default_factory=dict)
 
 
-def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, ImportedGraph, CompileStats]:
+def compile_graph(
+    gm: fx.GraphModule,
+    *,
+    name: str = "main",
+    specializations: Sequence[dict[str, int]] = (),
+    specialize_hints: bool = False,
+) -> tuple[Artifact, ImportedGraph, CompileStats]:
+    """Compile `gm` into an artifact: one variant per entry of `specializations` (symbol -> value,
+    applied by `sym-specialize` under a guard), tried first, then the generic variant.
+    `specialize_hints` adds a variant for the sizes seen while tracing (every symbol at its hint)."""
     stats = CompileStats()
     t0 = time.perf_counter()
     ig = import_graph(gm, func_name=name)
@@ -51,13 +62,62 @@ def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, 
         op, loc = bad[0]
         raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
                                  f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
-    ctx = ig.context
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
-    guards_mod, compute_mod = split_guards(ig.module, ctx)
+    specs = [dict(s) for s in specializations if s]
+    if specialize_hints:
+        hints = _hints(ig)
+        if hints:
+            specs.append(hints)
+    variants = []
+    for spec in specs + [{}]:
+        variants.append(_compile_variant(ig, name, spec, stats))
+    artifact = Artifact(
+        name=name,
+        variants=variants,
+        read_sources=_source_reader(ig),
+        symbol_from_source=_solve_symbols(ig),
+        sizes_fn=_sizes_fn(ig),
+        outputs=_output_plans(ig),
+    )
+    artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
+    checks = artifact.checks
+    if guard_log.isEnabledFor(logging.INFO):
+        for v in variants:
+            lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(v.checks, 1)]
+            guard_log.info("graph %s, variant %s: %d checks (%d guards, %d asserts), symbols %s\n%s", name, v.name,
+                           len(v.checks), sum(c[0] == "guard" for c in v.checks),
+                           sum(c[0] == "assert" for c in v.checks), ", ".join(ig.symbols), "\n".join(lines))
+    stats.guards_before = sum(1 for c in checks if c[0] != "bind")
+    log.info("compiled %s (%d variants): import %.3fs, lower %.3fs, jit %.3fs", name, len(variants),
+             stats.import_s, stats.lower_s, stats.jit_s)
+    return artifact, ig, stats
+
+
+def _hints(ig: ImportedGraph) -> dict[str, int]:
+    se = ig.shape_env
+    table = getattr(se, "backed_var_to_val", None) or getattr(se, "var_to_val", {}) if se is not None else {}
+    out = {}
+    for name in ig.symbols:
+        v = table.get(sympy.Symbol(name, integer=True, positive=True)) or next(
+            (val for k, val in table.items() if getattr(k, "name", None) == name), None)
+        if v is not None and sympy.sympify(v).is_Integer:
+            out[name] = int(v)
+    return out
+
+
+def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> Variant:
+    ctx = ig.context
+    module = ig.module
+    label = ",".join(f"{k}={v}" for k, v in spec.items()) or "generic"
+    if spec:
+        with ctx:
+            module = ir.Module.parse(ig.module.operation.get_asm(enable_debug_info=True))
+        values = ",".join(f"{k}:{v}" for k, v in spec.items())
+        build_pipeline(f"builtin.module(sym-specialize{{values={values}}})", context=ctx).run(module)
+    guards_mod, compute_mod = split_guards(module, ctx)
     t1 = time.perf_counter()
     with ctx:
-        gfn = _guard_fn(guards_mod)
-        checks = check_table(gfn)
+        checks = check_table(_guard_fn(guards_mod))
         try:
             run_named("torch-to-linalg", compute_mod, ctx)
         except LoweringError as e:
@@ -70,35 +130,20 @@ def compile_graph(gm: fx.GraphModule, *, name: str = "main") -> tuple[Artifact, 
         for op in list(guards_mod.body.operations):  # one JIT module: move the guard function in
             if op.operation.name != "sym.symbol":
                 compute_mod.body.append(op.operation)
-    stats.lower_s = time.perf_counter() - t1
+    stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
     jit = JitModule(compute_mod)
-    stats.jit_s = time.perf_counter() - t2
-
+    stats.jit_s += time.perf_counter() - t2
     arg_kinds = [_arg_kind(t) for t in arg_types]
-    artifact = Artifact(
-        name=name,
+    out_kinds = [("tensor", len(o.shape)) for o in ig.outputs if o.kind == "tensor"]
+    return Variant(
+        name=label,
         guard=ScalarCall(jit, "guards", len(ig.sources)),
-        compute=ComputeCall(jit, name, arg_kinds + [("tensor", len(o.shape)) for o in ig.outputs if o.kind == "tensor"]),
-        read_sources=_source_reader(ig),
-        symbol_from_source=_solve_symbols(ig),
-        sizes_fn=_sizes_fn(ig),
-        outputs=_output_plans(ig),
-        tensor_inputs=[i for i, k in enumerate(ig.input_kinds) if k == "tensor"],
-        scalar_inputs=[i for i, k in enumerate(ig.input_kinds) if k != "tensor"],
+        compute=ComputeCall(jit, name, arg_kinds + out_kinds),
         checks=checks,
         assert_msgs=assert_msgs,
         keepalive=(jit, ctx),
     )
-    artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
-    if guard_log.isEnabledFor(logging.INFO):
-        lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(checks, 1)]
-        guard_log.info("graph %s: %d checks (%d guards, %d asserts), symbols %s\n%s", name, len(checks),
-                       sum(c[0] == "guard" for c in checks), sum(c[0] == "assert" for c in checks),
-                       ", ".join(ig.symbols), "\n".join(lines))
-    stats.guards_before = sum(1 for c in checks if c[0] != "bind")
-    log.info("compiled %s: import %.3fs, lower %.3fs, jit %.3fs", name, stats.import_s, stats.lower_s, stats.jit_s)
-    return artifact, ig, stats
 
 
 def _pretty_loc(loc: str) -> str:

@@ -39,60 +39,77 @@ class OutputPlan:
     const: Any = None
 
 
+@dataclass
+class Variant:
+    """One compiled version of the graph: its native guard function and its compute."""
+
+    name: str
+    guard: ScalarCall
+    compute: ComputeCall
+    checks: list[tuple[str, str, str]]
+    assert_msgs: list[str]
+    keepalive: Any = None
+    calls: int = 0
+
+
 class Artifact:
+    """Every compiled variant of one graph, tried in order (specializations first, generic last).
+
+    The first variant whose guards all hold runs; a failing assert is the user's error whichever
+    variant reports it; when no variant's guards hold, `GuardMiss` tells the backend to serve the
+    call another way (Dynamo's own guards normally make that impossible for the generic variant).
+    """
+
     def __init__(
         self,
         *,
         name: str,
-        guard: ScalarCall,
-        compute: ComputeCall,
+        variants: Sequence[Variant],
         read_sources: Callable[[Sequence[Any]], list[int]],
         symbol_from_source: Sequence[int],
         sizes_fn: Callable[..., tuple],
         outputs: Sequence[OutputPlan],
-        tensor_inputs: Sequence[int],
-        scalar_inputs: Sequence[int],
-        checks: Sequence[tuple[str, str, str]],
-        assert_msgs: Sequence[str],
         device: torch.device | None = None,
-        keepalive: Any = None,
     ) -> None:
         self.name = name
-        self.guard = guard
-        self.compute = compute
+        self.variants = list(variants)
         self.read_sources = read_sources
         self.symbol_from_source = list(symbol_from_source)
         self.sizes_fn = sizes_fn
         self.outputs = list(outputs)
-        self.tensor_inputs = list(tensor_inputs)
-        self.scalar_inputs = list(scalar_inputs)
-        self.input_order = sorted(self.tensor_inputs + self.scalar_inputs)
-        self.checks = list(checks)
-        self.assert_msgs = list(assert_msgs)
         self.device = device
-        self._keepalive = keepalive
         self.calls = 0
 
-    def check(self, args: Sequence[Any]) -> tuple[list[int], int]:
-        sizes = self.read_sources(args)
-        return sizes, self.guard(sizes)
+    @property
+    def generic(self) -> Variant:
+        return self.variants[-1]
 
-    def explain(self, status: int) -> tuple[str, str, str]:
-        kind, text, origin = self.checks[abs(status) - 1]
-        return kind, text, origin
+    @property
+    def checks(self) -> list[tuple[str, str, str]]:
+        return self.generic.checks
+
+    def select(self, args: Sequence[Any]) -> tuple[Variant, list[int]]:
+        """The variant to run for `args` and the input sizes; raises GuardMiss/SymAssertionError."""
+        sizes = self.read_sources(args)
+        miss = 0
+        for v in self.variants:
+            status = v.guard(sizes)
+            if status == 0:
+                return v, sizes
+            if status < 0:
+                kind, text, origin = v.checks[-status - 1]
+                raise SymAssertionError(f"runtime assertion failed: {text} (at {origin})")
+            miss = status
+        kind, text, origin = self.generic.checks[miss - 1]
+        raise GuardMiss(miss, text, origin)
 
     def __call__(self, args: Sequence[Any]) -> list[Any]:
-        sizes, status = self.check(args)
-        if status > 0:
-            kind, text, origin = self.explain(status)
-            raise GuardMiss(status, text, origin)
-        if status < 0:
-            kind, text, origin = self.explain(status)
-            raise SymAssertionError(f"runtime assertion failed: {text} (at {origin})")
-        return self.run_checked(args, sizes)
+        variant, sizes = self.select(args)
+        return self.run_variant(variant, args, sizes)
 
-    def run_checked(self, args: Sequence[Any], sizes: list[int]) -> list[Any]:
+    def run_variant(self, variant: Variant, args: Sequence[Any], sizes: list[int]) -> list[Any]:
         self.calls += 1
+        variant.calls += 1
         symvals = [sizes[i] for i in self.symbol_from_source]
         out_sizes = self.sizes_fn(*symvals)
         outs: list[torch.Tensor] = []
@@ -109,15 +126,15 @@ class Artifact:
             else:
                 results.append(None)
         values: list[Any] = []
-        for i in self.input_order:
-            a = args[i]
+        for a in args:
             if isinstance(a, torch.Tensor):
                 values.append(a if a.is_contiguous() else a.contiguous())
             else:
                 values.append(a)
         values.extend(outs)
-        rc = self.compute(values)
+        rc = variant.compute(values)
         if rc != 0:
-            msg = self.assert_msgs[-rc - 1] if 0 < -rc <= len(self.assert_msgs) else f"status {rc}"
+            msgs = variant.assert_msgs
+            msg = msgs[-rc - 1] if 0 < -rc <= len(msgs) else f"status {rc}"
             raise SymAssertionError(f"runtime check in compiled code failed: {msg}")
         return results

@@ -1,0 +1,61 @@
+"""Artifacts with several variants (sym-specialize under a guard) and Dynamo's dynamic-shape controls."""
+import torch
+import torch._dynamo
+
+from mlir_sym import backend
+
+
+def _fresh():
+    torch._dynamo.reset()
+    backend._CACHE.clear()
+    backend.stats.reset()
+
+
+def _fn(x, y):
+    return torch.relu(x @ y).sum(1) * x.shape[0]
+
+
+def test_hint_variant_serves_hot_size_and_generic_serves_the_rest(monkeypatch):
+    _fresh()
+    monkeypatch.setattr(backend.config, "specialize_hints", True)
+    f = torch.compile(_fn, backend="mlir_sym", dynamic=True)
+    for n in (8, 13, 8, 5):
+        x, y = torch.randn(n, 4), torch.randn(4, 6)
+        torch.testing.assert_close(f(x, y), _fn(x, y))
+    art = next(iter(backend._CACHE.values()))
+    names = [v.name for v in art.variants]
+    assert names[-1] == "generic" and "s" in names[0] and "=8" in names[0], names
+    assert [v.calls for v in art.variants] == [2, 2]
+    assert backend.stats.compiles == 1 and backend.stats.guard_misses == 0
+    # the specialization is a guard of its variant, with its origin
+    assert any(kind == "guard" and origin.startswith("specialized") for kind, _, origin in art.variants[0].checks)
+
+
+def test_without_specialization_one_generic_variant():
+    _fresh()
+    f = torch.compile(_fn, backend="mlir_sym", dynamic=True)
+    for n in (3, 9):
+        x, y = torch.randn(n, 4), torch.randn(4, 6)
+        torch.testing.assert_close(f(x, y), _fn(x, y))
+    art = next(iter(backend._CACHE.values()))
+    assert [v.name for v in art.variants] == ["generic"]
+
+
+def test_mark_static_gives_a_static_graph():
+    _fresh()
+    f = torch.compile(lambda x: (x * 2).sum(0), backend="mlir_sym")
+    x = torch.randn(6, 3)
+    torch._dynamo.mark_static(x, 0)
+    torch.testing.assert_close(f(x), (x * 2).sum(0))
+    art = next(iter(backend._CACHE.values()))
+    assert "[6,3]" in art.source_ir.replace(" ", "")
+
+
+def test_mark_dynamic_one_compile_for_many_sizes():
+    _fresh()
+    f = torch.compile(lambda x: torch.softmax(x, -1), backend="mlir_sym")
+    for n in (4, 7, 30):
+        x = torch.randn(n, 5)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(f(x), torch.softmax(x, -1))
+    assert backend.stats.compiles == 1
