@@ -79,40 +79,42 @@ class ComputeCall:
         self.fn = jit.packed(f"_mlir_ciface_{name}")
         n = len(arg_kinds)
         self.kinds = list(arg_kinds)
-        self.cells: list = []
         self.result = ctypes.c_int32(0)
         self.argv = (ctypes.c_void_p * (n + 1))()
         self._keep: list = []
+        ns: dict = {"fn": self.fn, "argv": ctypes.cast(self.argv, ctypes.c_void_p), "result": self.result}
+        body: list[str] = []
         for i, kind in enumerate(arg_kinds):
             if kind[0] == "tensor":
-                desc = descriptor_type(kind[1])()
+                # A descriptor is {ptr, ptr, i64 offset, i64 sizes[r], i64 strides[r]}: 3 + 2r words.
+                rank = kind[1]
+                desc = (ctypes.c_int64 * (3 + 2 * rank))()
                 ptr = ctypes.c_void_p(ctypes.addressof(desc))  # the argument is a pointer to the descriptor
                 self._keep += [desc, ptr]
-                self.cells.append(desc)
                 self.argv[i] = ctypes.addressof(ptr)
+                ns[f"d{i}"] = desc
+                body.append(f"    t = values[{i}]; p = t.data_ptr()")
+                if rank:
+                    sizes = [f"s{i}_{d}" for d in range(rank)]
+                    body.append(f"    {', '.join(sizes)}{',' if rank == 1 else ''} = t.shape")
+                    strides, acc = [], "1"
+                    for d in range(rank - 1, -1, -1):  # contiguous strides (identity layout)
+                        strides.insert(0, acc)
+                        acc = f"{acc}*{sizes[d]}" if acc != "1" else sizes[d]
+                    body.append(f"    d{i}[:] = (p, p, 0, {', '.join(sizes)}, {', '.join(strides)})")
+                else:
+                    body.append(f"    d{i}[:] = (p, p, 0)")
             else:
                 cell = {"i64": ctypes.c_int64, "f64": ctypes.c_double, "i1": ctypes.c_bool}[kind[0]]()
-                self.cells.append(cell)
+                self._keep.append(cell)
                 self.argv[i] = ctypes.addressof(cell)
+                ns[f"c{i}"] = cell
+                body.append(f"    c{i}.value = values[{i}]")
         self.argv[n] = ctypes.addressof(self.result)
-        self._argv_ptr = ctypes.cast(self.argv, ctypes.c_void_p)
+        src = "def call(values):\n" + "\n".join(body + ["    fn(argv)", "    return result.value"]) + "\n"
+        exec(compile(src, f"<mlir_sym call {name}>", "exec"), ns)  # noqa: S102 - generated from arg kinds
+        self.source = src
+        self._call = ns["call"]
 
     def __call__(self, values: Sequence[object]) -> int:
-        for cell, kind, v in zip(self.cells, self.kinds, values):
-            if kind[0] == "tensor":
-                t: torch.Tensor = v  # type: ignore[assignment]
-                ptr = t.data_ptr()
-                cell.allocated = ptr
-                cell.aligned = ptr
-                rank = kind[1]
-                if rank:
-                    stride = 1
-                    for d in range(rank - 1, -1, -1):
-                        size = t.shape[d]
-                        cell.sizes[d] = size
-                        cell.strides[d] = stride
-                        stride *= size
-            else:
-                cell.value = v
-        self.fn(self._argv_ptr)
-        return self.result.value
+        return self._call(values)
