@@ -5,14 +5,28 @@ dynamic dimensions by guessing (e.g. it casts [?, ?, 32] to [?, 1, 32] for a vie
 which is wrong for s1 != 1). We know the sizes symbolically, so each dynamic view is split into
 groups of input and output dims with equal symbolic products and rewritten as `aten.flatten` of each
 many-to-one group (`prims.collapse`) followed by `aten.unflatten` of each one-to-many group,
-which torch-mlir lowers to exact `collapse_shape`/`expand_shape`. A view whose groups cannot be proven is rejected with an
-error naming the node, never guessed.
+which torch-mlir lowers to exact `collapse_shape`/`expand_shape`. Groups are proven symbolically, using
+the ShapeEnv's facts (its guards and asserts, which the artifact checks at run time: e.g. `d % 4 == 0`
+for a view of [b, s, d] as [b, s, 4, d // 4]). A view whose groups cannot be proven is rejected with
+an error naming the node, never guessed.
+
+`splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
+(it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
+between symbolic bounds, which it lowers exactly.
 """
 from __future__ import annotations
+
+import operator
+from typing import Callable
 
 import sympy
 import torch
 import torch.fx as fx
+
+try:
+    from torch.utils._sympy.functions import Mod as _TorchMod  # the Mod that ShapeEnv facts are written with
+except ImportError:  # pragma: no cover
+    _TorchMod = sympy.Mod
 
 VIEW_TARGETS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
 
@@ -34,8 +48,36 @@ def _divides(a: sympy.Basic, b: sympy.Basic) -> bool:
     return den.is_number and bool(den == 1) or (den.is_number and (num / den).is_integer is True)
 
 
-def group_dims(ins: list[sympy.Basic], outs: list[sympy.Basic]) -> list[tuple[list[int], list[int]]] | None:
-    """Pair consecutive input and output dims into groups of equal symbolic product."""
+def _prover(shape_env) -> Callable[[sympy.Basic], bool]:
+    """`known(rel)`: True when `rel` follows from the ShapeEnv's ranges and facts (guards/asserts)."""
+
+    def known(rel: sympy.Basic) -> bool:
+        if rel is sympy.true:
+            return True
+        if shape_env is None:
+            return False
+        try:
+            r = shape_env._maybe_evaluate_static(rel)
+        except Exception:  # noqa: BLE001 - a fact we cannot evaluate is not a known fact
+            return False
+        return r is not None and bool(r == sympy.true)
+
+    return known
+
+
+def _equal_fn(known: Callable[[sympy.Basic], bool]) -> Callable[[sympy.Basic, sympy.Basic], bool]:
+    return lambda a, b: sympy.simplify(a - b) == 0 or known(sympy.Eq(a, b))
+
+
+def _divides_fn(known: Callable[[sympy.Basic], bool]) -> Callable[[sympy.Basic, sympy.Basic], bool]:
+    return lambda a, b: _divides(a, b) or known(sympy.Eq(_TorchMod(b, a), 0))
+
+
+def group_dims(ins: list[sympy.Basic], outs: list[sympy.Basic], shape_env=None) -> list[tuple[list[int], list[int]]] | None:
+    """Pair consecutive input and output dims into groups of equal symbolic product (equalities and
+    divisibility proven from the polynomials, else from `shape_env`'s facts)."""
+    known = _prover(shape_env)
+    equal, divides = _equal_fn(known), _divides_fn(known)
     groups: list[tuple[list[int], list[int]]] = []
     i = j = 0
     while i < len(ins) or j < len(outs):
@@ -50,12 +92,12 @@ def group_dims(ins: list[sympy.Basic], outs: list[sympy.Basic]) -> list[tuple[li
         gi, go = [i], [j]
         pi, po = ins[i], outs[j]
         i, j = i + 1, j + 1
-        while sympy.simplify(pi - po) != 0:
-            if _divides(po, pi) and j < len(outs):  # output side is still a factor: take more outputs
+        while not equal(pi, po):
+            if divides(po, pi) and j < len(outs):  # output side is still a factor: take more outputs
                 po = po * outs[j]
                 go.append(j)
                 j += 1
-            elif _divides(pi, po) and i < len(ins):
+            elif divides(pi, po) and i < len(ins):
                 pi = pi * ins[i]
                 gi.append(i)
                 i += 1
@@ -76,7 +118,7 @@ def _fake(a):
     return a.meta["val"] if isinstance(a, fx.Node) else a
 
 
-def views_to_collapse_split(graph: fx.Graph) -> int:
+def views_to_collapse_split(graph: fx.Graph, shape_env=None) -> int:
     """Rewrite dynamic views in place; returns how many were rewritten."""
     count = 0
     prims = torch.ops.prims
@@ -91,7 +133,7 @@ def views_to_collapse_split(graph: fx.Graph) -> int:
         outs = [_sym(s) for s in out_val.shape]
         if all(e.is_Integer for e in ins + outs):
             continue  # static: torch-mlir's lowering is exact
-        groups = group_dims(ins, outs)
+        groups = group_dims(ins, outs, shape_env)
         if groups is None:
             where = (node.meta.get("stack_trace") or "").strip().splitlines()[-2:] or [node.name]
             raise ViewRewriteError(
@@ -122,3 +164,75 @@ def views_to_collapse_split(graph: fx.Graph) -> int:
         graph.erase_node(node)
         count += 1
     return count
+
+
+SPLIT_TARGETS = {"aten.split_with_sizes.default", "aten.split.Tensor"}
+_INT64_MAX = 2**63 - 1  # slice end "to the end", as PyTorch writes it
+
+
+def _is_static(v) -> bool:
+    return not isinstance(v, (fx.Node, torch.SymInt))
+
+
+def splits_to_slices(graph: fx.Graph) -> int:
+    """Rewrite each piece of a split with symbolic sizes as a slice; returns how many splits."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in SPLIT_TARGETS:
+            continue
+        src = node.args[0]
+        in_val = src.meta.get("val") if isinstance(src, fx.Node) else None
+        pieces = node.meta.get("val")
+        if not isinstance(in_val, torch.Tensor) or not isinstance(pieces, (list, tuple)):
+            continue
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+        dim = dim % in_val.dim() if in_val.dim() else 0
+        if str(node.target) == "aten.split_with_sizes.default":
+            sizes = list(node.args[1])
+        else:  # split.Tensor: pieces of `split_size`, the last one up to the end
+            sizes = [node.args[1]] * (len(pieces) - 1) + [None]
+        if all(_is_static(s) for s in sizes):
+            continue  # constant sizes: torch-mlir's lowering is exact
+        users = list(node.users)
+        if not all(u.op == "call_function" and u.target is operator.getitem for u in users):
+            raise ViewRewriteError(f"split {node.name} is used other than by taking its pieces")
+        trace = node.meta.get("stack_trace")
+        starts: list = []
+        with graph.inserting_before(node):
+            acc = 0
+            for k, size in enumerate(sizes):
+                starts.append(acc)
+                if k + 1 < len(sizes):
+                    acc = _sym_add(graph, acc, size, trace)
+        for u in users:
+            k = u.args[1]
+            size = sizes[k]
+            with graph.inserting_before(u):
+                end = _INT64_MAX if size is None else _sym_add(graph, starts[k], size, trace)
+                sl = graph.call_function(torch.ops.aten.slice.Tensor, (src, dim, starts[k], end, 1))
+            sl.meta["val"] = u.meta["val"]
+            sl.meta["stack_trace"] = u.meta.get("stack_trace") or trace
+            u.replace_all_uses_with(sl)
+            graph.erase_node(u)
+        graph.erase_node(node)
+        count += 1
+    graph.eliminate_dead_code()
+    return count
+
+
+def _sym_val(v):
+    return v.meta["val"] if isinstance(v, fx.Node) else v
+
+
+def _sym_add(graph: fx.Graph, a, b, trace):
+    """`a + b` for int/SymInt-node FX arguments: folded for ints, else an `operator.add` node."""
+    if _is_static(a) and _is_static(b):
+        return int(a) + int(b)
+    if _is_static(a) and int(a) == 0:
+        return b
+    if _is_static(b) and int(b) == 0:
+        return a
+    n = graph.call_function(operator.add, (a, b))
+    n.meta["val"] = _sym_val(a) + _sym_val(b)
+    n.meta["stack_trace"] = trace
+    return n

@@ -150,7 +150,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             graph.erase_node(node)
 
     try:
-        fx_rewrites.views_to_collapse_split(graph)
+        fx_rewrites.splits_to_slices(graph)
+        fx_rewrites.views_to_collapse_split(graph, shape_env)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 

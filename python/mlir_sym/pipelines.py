@@ -4,6 +4,14 @@ that separates an imported module into its guard part and its compute part.
   guards-to-llvm   : sym guard function -> arith -> LLVM dialect
   torch-to-linalg  : torch-mlir's backend pipeline (torch dialect -> linalg on tensors)
   linalg-to-llvm   : destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect
+
+Checks inside loop bodies (torch-mlir's per-element index bounds checks of embedding/gather/index)
+cannot become an early return while they sit in a region, so `sym-defer-nested-asserts` parks each
+as a call to a marker function; once the loops are a plain CFG (after convert-scf-to-cf),
+`sym-nested-assert-to-status` turns each marker call into a branch to a `return -k` block, like
+`sym-assert-to-status` does for the function body. A failing check therefore raises in Python, as
+eager PyTorch does for an out-of-range index, instead of aborting the process. (Buffers allocated
+before a failing check are not freed on that error path.)
 """
 from __future__ import annotations
 
@@ -11,9 +19,11 @@ import logging
 import time
 
 from torch_mlir import ir
+from torch_mlir.dialects import arith, cf
+from torch_mlir.dialects import func as func_d
 
 from mlir_sym.dialects import sym
-from mlir_sym.passes.registry import PassError, build_pipeline
+from mlir_sym.passes.registry import PassError, SymPass, build_pipeline, located_error, register
 
 log = logging.getLogger("mlir_sym.pipelines")
 
@@ -23,6 +33,9 @@ TO_LLVM = (
     "convert-ub-to-llvm, canonicalize, reconcile-unrealized-casts"
 )
 
+# The compute pipeline converts structured control flow first, so that deferred checks can branch.
+_COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1)
+
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
@@ -30,12 +43,12 @@ PIPELINES: dict[str, str] = {
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
-        "builtin.module(sym-results-to-out-params, sym-assert-to-status, canonicalize, "
+        "builtin.module(sym-results-to-out-params, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
         "func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
-        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
-        "canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
+        "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
+        "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
-        f"sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops), {TO_LLVM})"
+        f"sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops, tm-tensor-to-loops), {_COMPUTE_TO_LLVM})"
     ),
 }
 
@@ -101,3 +114,116 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
 
     walk(module.operation)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks nested in regions (see the module docstring)
+
+_MARKER = "__mlir_sym_nested_assert"
+_MSG_ATTR = "sym.assert_msg"
+
+
+def _compute_funcs(module_op: ir.Operation) -> list:
+    return [f for f in module_op.regions[0].blocks[0].operations
+            if f.operation.name == "func.func" and sym.GUARD_FN_ATTR not in f.operation.attributes
+            and len(f.regions[0].blocks) > 0]
+
+
+def _loc_text(loc: ir.Location) -> str:
+    text = str(loc)  # loc("file.py":12:0) -> file.py:12
+    if text.startswith('loc("') and '":' in text:
+        path, rest = text[5:].split('":', 1)
+        return f"{path}:{rest.split(':')[0]}"
+    return ""
+
+
+@register
+class DeferNestedAsserts(SymPass):
+    """Park each cf.assert nested in a region as a call to a marker, for sym-nested-assert-to-status."""
+
+    name = "sym-defer-nested-asserts"
+
+    def run(self, op: ir.Operation) -> None:
+        found: list[ir.Operation] = []
+
+        def walk(o: ir.Operation) -> None:
+            for region in o.regions:
+                for block in region.blocks:
+                    for child in block.operations:
+                        if child.operation.name == "cf.assert":
+                            found.append(child.operation)
+                        walk(child.operation)
+
+        for fn in _compute_funcs(op):
+            for block in fn.regions[0].blocks:
+                for child in block.operations:
+                    walk(child.operation)  # asserts directly in the body are sym-assert-to-status's
+        if not found:
+            return
+        i1 = ir.IntegerType.get_signless(1)
+        with ir.InsertionPoint(op.regions[0].blocks[0]), ir.Location.unknown():
+            func_d.FuncOp(_MARKER, ir.FunctionType.get([i1], []), visibility="private")
+        for a in found:
+            msg = ir.StringAttr(a.attributes["msg"]).value
+            where = _loc_text(a.location)
+            with ir.InsertionPoint(a), a.location:
+                call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(_MARKER), [a.operands[0]])
+            call.operation.attributes[_MSG_ATTR] = ir.StringAttr.get(f"{msg} (at {where})" if where else msg)
+            a.erase()
+            self.bump("asserts-deferred")
+
+
+@register
+class NestedAssertToStatus(SymPass):
+    """Turn the marker calls of sym-defer-nested-asserts into branches to a `return -k` block."""
+
+    name = "sym-nested-assert-to-status"
+
+    def run(self, op: ir.Operation) -> None:
+        i32 = ir.IntegerType.get_signless(32)
+        for fn in _compute_funcs(op):
+            calls, nested = [], []
+            for b in fn.regions[0].blocks:
+                for o in b.operations:
+                    if _is_marker_call(o.operation):
+                        calls.append(o.operation)
+                    elif o.operation.regions:
+                        nested.append(o.operation)
+            for o in nested:
+                if _contains_marker_call(o):
+                    raise located_error(o, "a deferred check is still nested in a region (run convert-scf-to-cf first)")
+            if not calls:
+                continue
+            ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
+            if list(ftype.results) != [i32]:
+                raise located_error(fn.operation, "function must return an i32 status (run sym-results-to-out-params first)")
+            attrs = fn.operation.attributes
+            msgs = [ir.StringAttr(m).value for m in ir.ArrayAttr(attrs["sym.assert_msgs"])] if "sym.assert_msgs" in attrs else []
+            for call in calls:
+                block = call.block
+                ops = list(block.operations)
+                idx = next(i for i, o in enumerate(ops) if o.operation == call)
+                msgs.append(ir.StringAttr(call.attributes[_MSG_ATTR]).value)
+                cont = block.create_after()
+                for o in ops[idx + 1:]:
+                    cont.append(o.operation)
+                fail = cont.create_after()
+                with ir.InsertionPoint(fail), call.location:
+                    func_d.ReturnOp([arith.ConstantOp(i32, -len(msgs)).result])
+                with ir.InsertionPoint(call), call.location:
+                    cf.CondBranchOp(call.operands[0], [], [], cont, fail)
+                call.erase()
+                self.bump("asserts-converted")
+            attrs["sym.assert_msgs"] = ir.ArrayAttr.get([ir.StringAttr.get(m) for m in msgs])
+        for f in list(op.regions[0].blocks[0].operations):
+            if f.operation.name == "func.func" and ir.StringAttr(f.operation.attributes["sym_name"]).value == _MARKER:
+                f.operation.erase()
+
+
+def _is_marker_call(o: ir.Operation) -> bool:
+    return o.name == "func.call" and _MSG_ATTR in o.attributes
+
+
+def _contains_marker_call(o: ir.Operation) -> bool:
+    return any(_is_marker_call(c.operation) or _contains_marker_call(c.operation)
+               for r in o.regions for b in r.blocks for c in b.operations)

@@ -33,8 +33,8 @@ FLOORDIV = tuple(t for t in (_tfn("FloorDiv"), _tfn("CleanDiv")) if t)
 MOD = tuple(t for t in (_tfn("PythonMod"), _tfn("Mod"), sympy.Mod) if t)
 CEILDIV = tuple(t for t in (_tfn("CeilDiv"),) if t)
 POW = tuple(t for t in (_tfn("PowByNatural"), sympy.Pow) if t)
-MIN = tuple(t for t in (sympy.Min,) if t)
-MAX = tuple(t for t in (sympy.Max,) if t)
+MIN = tuple(t for t in (sympy.Min, _tfn("Min")) if t)  # PyTorch's own Min/Max are not sympy's subclasses
+MAX = tuple(t for t in (sympy.Max, _tfn("Max")) if t)
 REL = {
     sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "lt", sympy.Le: "le",
     sympy.Gt: "gt", sympy.Ge: "ge", sympy.StrictLessThan: "lt", sympy.LessThan: "le",
