@@ -69,6 +69,21 @@ def register(cls: type[SymPass]) -> type[SymPass]:
     return cls
 
 
+_PIPELINES: dict[str, tuple[str, str]] = {}  # name -> (textual pipeline, summary)
+
+
+def register_pipeline(name: str, text: str, summary: str) -> None:
+    """A named pipeline usable as an element of any pipeline (and as a symopt flag)."""
+    _PIPELINES[name] = (text, summary)
+
+
+def registered_pipelines() -> dict[str, tuple[str, str]]:
+    _load_all()
+    import mlir_sym.pipelines  # noqa: F401 - registers the named pipelines
+
+    return dict(_PIPELINES)
+
+
 def registered() -> dict[str, type[SymPass]]:
     _load_all()
     return dict(_REGISTRY)
@@ -209,9 +224,10 @@ class Pipeline:
 
 def unknown_pass_message(name: str) -> str:
     ours = ", ".join(sorted(registered()))
+    pipes = ", ".join(sorted(registered_pipelines()))
     return (
-        f"unknown pass '{name}'. mlir_sym passes: {ours}; upstream passes: any pass of the bundled MLIR "
-        f"(see `symopt --help`)"
+        f"unknown pass '{name}'. mlir_sym passes: {ours}; named pipelines: {pipes}; upstream passes: any "
+        f"pass of the bundled MLIR (see `symopt --help`)"
     )
 
 
@@ -221,6 +237,7 @@ def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool =
     `text` may be wrapped in `builtin.module(...)` or be a bare list. Raises PassError naming an unknown
     pass or a bad option."""
     passes = registered()
+    named = registered_pipelines()
     elements = parse_pipeline(text)
     if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].children is not None:
         elements = elements[0].children
@@ -249,6 +266,14 @@ def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool =
 
         def walk(els: list[Element], anchor: str | None) -> None:
             for el in els:
+                if el.name in named and el.children is None and not el.options:
+                    inner = parse_pipeline(named[el.name][0])
+                    if len(inner) == 1 and inner[0].name == "builtin.module" and inner[0].children is not None:
+                        inner = inner[0].children
+                    if anchor is not None:
+                        raise PassError(f"named pipeline '{el.name}' runs on the module; do not nest it")
+                    walk(inner, None)
+                    continue
                 if el.children is not None:
                     if _contains_sym(el, passes):
                         if anchor is not None:

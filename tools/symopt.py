@@ -55,6 +55,9 @@ def _help_epilog() -> str:
         for opt, typ in cls.options.items():
             default = getattr(cls, opt, None)
             lines.append(f"  {'':<30}   {opt}={getattr(typ, '__name__', typ)} (default: {default})")
+    lines += ["", "named pipelines (as a flag, or an element of --pass-pipeline):"]
+    for name, (_, summary) in sorted(registry.registered_pipelines().items()):
+        lines.append(f"  --{name:<28} {summary}")
     lines += [
         "",
         "upstream passes: every pass of the bundled MLIR is accepted as a flag, --NAME or",
@@ -110,7 +113,7 @@ def _pass_flag_element(flag: str) -> str:
     """`--name[=opts]` -> pipeline element text; UsageError for a name that is no pass."""
     name, has_opts, opts = flag.lstrip("-").partition("=")
     element = name + (f"{{{opts}}}" if has_opts and opts.strip() else "")
-    if name in registry.registered():
+    if name in registry.registered() or name in registry.registered_pipelines():
         return element
     if name and re.fullmatch(r"[A-Za-z0-9_.-]+", name) and registry.is_upstream_pass(name):
         return element if _runs_on_module(name) else f"func.func({element})"
