@@ -16,7 +16,7 @@ import torch.fx as fx
 from torch_mlir import ir
 
 from mlir_sym import shapes
-from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
+from mlir_sym.importer import PREV, AliasPlan, ImportedGraph, SymArg, UnsupportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import check_table
 from mlir_sym.passes.registry import build_pipeline
 from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
@@ -233,6 +233,32 @@ def _output_plans(ig: ImportedGraph) -> list[OutputPlan]:
             pos += 1
         elif o.kind == "const":
             plans.append(OutputPlan("const", const=o.expr))
+        elif o.kind == "alias":
+            plans.append(OutputPlan("alias", o.dtype, base=o.expr.base, replay=_replayer(o.expr, ig.symbols)))
         else:
             plans.append(OutputPlan("none"))
     return plans
+
+
+def _replayer(plan: AliasPlan, symbols: Sequence[str]):
+    """`replay(base, symbol_values)`: the plan's view ops applied to `base` (see importer.AliasPlan)."""
+    values = shapes.compile_exprs(plan.exprs, symbols) if plan.exprs else (lambda *a: ())
+    steps = plan.steps
+
+    def subst(a, prev, vals):
+        if a is PREV:
+            return prev
+        if isinstance(a, SymArg):
+            return vals[a.k]
+        if isinstance(a, (list, tuple)):
+            return type(a)(subst(x, prev, vals) for x in a)
+        return a
+
+    def replay(base: torch.Tensor, symvals: Sequence[int]) -> torch.Tensor:
+        vals = values(*symvals)
+        cur = base
+        for target, args, kwargs in steps:
+            cur = target(*subst(args, cur, vals), **{k: subst(v, cur, vals) for k, v in kwargs.items()})
+        return cur
+
+    return replay

@@ -15,6 +15,7 @@ placeholder names), so binding is done here from each placeholder's FakeTensor s
 from __future__ import annotations
 
 import logging
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,11 +67,39 @@ class Check:
 
 
 @dataclass
+class AliasPlan:
+    """An output that is a view of an input or of another output: the runtime makes it by replaying
+    the graph's view ops on that base (AOTAutograd rebuilds aliased outputs from their size, stride
+    and storage offset, so they must be real views, not fresh copies).
+
+    `base` is ("input", placeholder index) or ("output", graph output index); `steps` are the view
+    ops from the base to the output as (target, args, kwargs), where `PREV` stands for the previous
+    tensor and `SymArg(k)` for the value of `exprs[k]` (a size expression over the symbols)."""
+
+    base: tuple[str, int]
+    steps: list[tuple[Any, tuple, dict]] = field(default_factory=list)
+    exprs: list[sympy.Basic] = field(default_factory=list)
+
+
+class _Prev:
+    def __repr__(self) -> str:
+        return "PREV"
+
+
+PREV = _Prev()
+
+
+@dataclass(frozen=True)
+class SymArg:
+    k: int
+
+
+@dataclass
 class OutputSpec:
-    kind: str  # "tensor" | "sym" | "none" | "const"
+    kind: str  # "tensor" | "sym" | "none" | "const" | "alias"
     shape: tuple = ()  # sympy sizes for tensors
     dtype: torch.dtype | None = None
-    expr: Any = None  # for "sym"/"const" outputs
+    expr: Any = None  # for "sym"/"const" outputs; the AliasPlan of an "alias" output
     index: int = -1  # position among the compute function's tensor results
 
 
@@ -151,18 +180,23 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
 
     try:
         fx_rewrites.splits_to_slices(graph)
-        fx_rewrites.views_to_collapse_split(graph, shape_env)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 
-    # Outputs: tensors stay in the compute; SymInts/ints are evaluated from symbols by the runtime.
+    # Outputs: tensors stay in the compute, except views of inputs or of other outputs, which the
+    # runtime rebuilds as views; SymInts/ints are evaluated from symbols by the runtime.
     outputs: list[OutputSpec] = []
     tensor_outs: list[fx.Node] = []
     out_node = next(n for n in graph.nodes if n.op == "output")
     out_args = out_node.args[0]
-    for o in out_args if isinstance(out_args, (list, tuple)) else [out_args]:
+    out_list = list(out_args) if isinstance(out_args, (list, tuple)) else [out_args]
+    aliases = _alias_plans(out_list, placeholders, shape_env)
+    for k, o in enumerate(out_list):
         val = o.meta.get("val") if isinstance(o, fx.Node) else o
-        if isinstance(val, torch.Tensor):
+        if k in aliases:
+            outputs.append(OutputSpec("alias", tuple(_expr(s, shape_env) for s in val.shape), val.dtype,
+                                      expr=aliases[k]))
+        elif isinstance(val, torch.Tensor):
             outputs.append(OutputSpec("tensor", tuple(_expr(s, shape_env) for s in val.shape), val.dtype,
                                       index=len(tensor_outs)))
             tensor_outs.append(o)
@@ -175,6 +209,11 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         else:
             raise UnsupportedGraph(f"graph output {o} of kind {type(val).__name__} is not supported")
     out_node.args = (tuple(tensor_outs),)
+    graph.eliminate_dead_code()
+    try:
+        fx_rewrites.views_to_collapse_split(graph, shape_env)
+    except fx_rewrites.ViewRewriteError as e:
+        raise UnsupportedGraph(str(e)) from None
     graph.eliminate_dead_code()
     graph.lint()
 
@@ -199,6 +238,9 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
                 used |= sympy.sympify(e).free_symbols
         elif o.kind == "sym":
             used |= o.expr.free_symbols
+        elif o.kind == "alias":
+            for e in o.expr.exprs:
+                used |= e.free_symbols
     for e, _, _ in asserts:
         used |= e.free_symbols
     symbols = shapes.sorted_symbols(used)
@@ -215,6 +257,99 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
     module.operation.verify()
     return ImportedGraph(module, ctx, [s.name for s in symbols], sources, checks, outputs, input_kinds,
                          input_dtypes, shape_env)
+
+
+def _storage(val: Any):
+    if not isinstance(val, torch.Tensor):
+        return None
+    try:
+        return val.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - tensors without storage alias nothing
+        return None
+
+
+def _is_view_node(node: fx.Node) -> bool:
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:  # a piece of a list-returning view (split, unbind)
+        src = node.args[0]
+        return isinstance(src, fx.Node) and _is_view_node(src)
+    return bool(getattr(node.target, "is_view", False))
+
+
+def _alias_plans(out_list: list, placeholders: list[fx.Node], shape_env) -> dict[int, AliasPlan]:
+    """Graph outputs that share storage with an input or with a computed output, as view replays."""
+    ph_index = {ph: i for i, ph in enumerate(placeholders)}
+    ph_storage = {_storage(ph.meta.get("val")): i for i, ph in enumerate(placeholders)}
+    ph_storage.pop(None, None)
+    # Computed outputs first: every tensor output that is not a view (nor an input, nor a repeat).
+    computed: dict[fx.Node, int] = {}
+    for k, o in enumerate(out_list):
+        if (isinstance(o, fx.Node) and isinstance(o.meta.get("val"), torch.Tensor) and o not in computed
+                and o not in ph_index and not _is_view_node(o)):
+            computed[o] = k
+    out_storage = {_storage(o.meta["val"]): k for o, k in computed.items()}
+    plans: dict[int, AliasPlan] = {}
+    for k, o in enumerate(out_list):
+        if not isinstance(o, fx.Node) or not isinstance(o.meta.get("val"), torch.Tensor):
+            continue
+        if computed.get(o) == k:
+            continue
+        st = _storage(o.meta["val"])
+        chain: list[fx.Node] = []
+        cur = o
+        while True:
+            if cur in ph_index:
+                base = ("input", ph_index[cur])
+                break
+            if cur in computed and (cur is not o or computed[cur] != k):
+                base = ("output", computed[cur])
+                break
+            if not _is_view_node(cur):
+                base = None
+                break
+            chain.append(cur)
+            cur = cur.args[0]
+        if base is None:
+            if st is not None and (st in ph_storage or st in out_storage):
+                raise UnsupportedGraph(f"graph output {o.name} aliases "
+                                       f"{'an input' if st in ph_storage else 'another output'} through ops "
+                                       f"that are not views (at {_node_origin(o)})")
+            computed[o] = k  # a view of an intermediate that is not returned: computed as a fresh tensor
+            continue
+        plans[k] = _replay_plan(base, list(reversed(chain)), shape_env)
+    return plans
+
+
+def _replay_plan(base: tuple[str, int], chain: list[fx.Node], shape_env) -> AliasPlan:
+    plan = AliasPlan(base)
+    prev: fx.Node | None = None if not chain else chain[0].args[0]
+
+    def conv(a: Any, node: fx.Node) -> Any:
+        if isinstance(a, (list, tuple)):
+            return type(a)(conv(x, node) for x in a)
+        if isinstance(a, fx.Node):
+            if a is prev:
+                return PREV
+            v = a.meta.get("val")
+            if isinstance(v, torch.SymInt):
+                plan.exprs.append(_expr(v, shape_env))
+                return SymArg(len(plan.exprs) - 1)
+            if isinstance(v, (int, float, bool)):
+                return v
+            raise UnsupportedGraph(f"view {node.name} takes {a.name} ({type(v).__name__}), which the runtime "
+                                   f"cannot replay (at {_node_origin(node)})")
+        if isinstance(a, torch.SymInt):
+            plan.exprs.append(_expr(a, shape_env))
+            return SymArg(len(plan.exprs) - 1)
+        return a
+
+    for node in chain:
+        args = conv(tuple(node.args), node)
+        kwargs = {key: conv(v, node) for key, v in node.kwargs.items()}
+        plan.steps.append((node.target, args, kwargs))
+        prev = node
+    return plan
 
 
 def _failing_node(graph: fx.Graph, e: Exception) -> fx.Node | None:

@@ -32,11 +32,15 @@ class GuardMiss(Exception):
 
 @dataclass
 class OutputPlan:
-    kind: str  # "tensor" | "sym" | "none" | "const"
+    kind: str  # "tensor" | "sym" | "none" | "const" | "alias"
     dtype: torch.dtype | None = None
     size_slice: tuple[int, int] = (0, 0)  # where this tensor's sizes sit in the sizes function's result
     index: int = -1  # sym output: position in the sizes function result; const: unused
     const: Any = None
+    # alias: a view of an input ("input", arg index) or of another output ("output", output index),
+    # made after the compute by `replay(base, symbol_values)` (the graph's own view ops).
+    base: tuple[str, int] | None = None
+    replay: Callable[[torch.Tensor, Sequence[int]], torch.Tensor] | None = None
 
 
 @dataclass
@@ -123,7 +127,7 @@ class Artifact:
                 results.append(out_sizes[o.index])
             elif o.kind == "const":
                 results.append(o.const)
-            else:
+            else:  # "none"; "alias" is filled in after the compute
                 results.append(None)
         values: list[Any] = []
         for a in args:
@@ -137,4 +141,8 @@ class Artifact:
             msgs = variant.assert_msgs
             msg = msgs[-rc - 1] if 0 < -rc <= len(msgs) else f"status {rc}"
             raise SymAssertionError(f"runtime check in compiled code failed: {msg}")
+        for k, o in enumerate(self.outputs):
+            if o.kind == "alias":
+                kind, i = o.base
+                results[k] = o.replay(args[i] if kind == "input" else results[i], symvals)
         return results
