@@ -175,7 +175,12 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
                 cond = node.args[0]
                 msg = node.args[1] if len(node.args) > 1 else "runtime assertion"
                 if isinstance(cond, fx.Node) and isinstance(cond.meta.get("val"), torch.SymBool):
-                    asserts.append((cond.meta["val"].node.expr, str(msg), _node_origin(node)))
+                    expr = cond.meta["val"].node.expr
+                    if _unbacked(expr, shape_env):  # on a data-dependent size (x[mask]): see _unbacked
+                        if not _implied_for_sizes(expr, shape_env):
+                            continue  # stays in the graph: checked by the compute, where the value exists
+                    else:
+                        asserts.append((expr, str(msg), _node_origin(node)))
             graph.erase_node(node)
 
     try:
@@ -208,6 +213,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             outputs.append(OutputSpec("const", expr=val))
         else:
             raise UnsupportedGraph(f"graph output {o} of kind {type(val).__name__} is not supported")
+    _reject_unbacked_outputs(out_node.args[0], outputs)
     out_node.args = (tuple(tensor_outs),)
     graph.eliminate_dead_code()
     try:
@@ -226,6 +232,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         where = f" at {_node_origin(node)}" if node is not None else ""
         raise UnsupportedGraph(f"cannot import the graph into MLIR{where}: {type(e).__name__}: {e}") from e
     module = importer.module
+    _assert_scalar_operands_to_int(module)
 
     # Symbols used anywhere: inputs, outputs, guards.
     guard_exprs = _relevant_guards(shape_env, sources)
@@ -458,3 +465,81 @@ def _bind_compute(module, func_name: str, sources: list[Source]) -> None:
             op = sym.BindOp(arg, b.value(s.expr))
             if s.dim is not None:
                 op.operation.attributes["dim"] = shapes._i64(s.dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unbacked symbols (u0, ...): sizes that depend on data, e.g. the length of x[mask]. They are values of
+# the compute, never symbols of the artifact: nothing outside the compute can read them. Runtime
+# asserts on them stay in the graph (the compute checks them, after sym-mask-to-where has turned the
+# size into a count such as sum(mask)), unless the ranges of sizes imply them; an output whose size
+# depends on one is rejected, naming the op that made it.
+
+
+def _unbacked(expr: sympy.Basic, shape_env) -> bool:
+    return any(s.name.startswith("u") for s in sympy.sympify(expr).free_symbols)
+
+
+def _implied_for_sizes(expr: sympy.Basic, shape_env) -> bool:
+    """True when `expr` holds for every value of its unbacked symbols that a size can take (>= 0 where the
+    ShapeEnv calls the symbol size-like), with backed symbols in their ranges."""
+    from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+
+    size_like = getattr(shape_env, "size_like", set()) if shape_env is not None else set()
+    ranges = {}
+    for s in sympy.sympify(expr).free_symbols:
+        if s.name.startswith("u"):
+            ranges[s] = ValueRanges(0, sympy.oo) if s in size_like else ValueRanges(-sympy.oo, sympy.oo)
+        elif shape_env is not None and s in shape_env.var_to_range:
+            ranges[s] = shape_env.var_to_range[s]
+    try:
+        return bound_sympy(expr, ranges) == ValueRanges(sympy.true, sympy.true)
+    except Exception:  # noqa: BLE001 - cannot prove it: keep the check
+        return False
+
+
+def _reject_unbacked_outputs(out_args: Any, outputs: list[OutputSpec]) -> None:
+    for o, spec in zip(out_args if isinstance(out_args, (list, tuple)) else [out_args], outputs):
+        exprs = list(spec.shape) if spec.kind in ("tensor", "alias") else [spec.expr] if spec.kind == "sym" else []
+        bad = sorted({str(s) for e in exprs for s in sympy.sympify(e).free_symbols if s.name.startswith("u")})
+        if not bad:
+            continue
+        maker = _unbacked_maker(o, set(bad))
+        what = f"{maker.target} ({maker.name})" if maker is not None else str(o)
+        raise UnsupportedGraph(
+            f"graph output {o} has a data-dependent size {', '.join(bad)} made by {what} at "
+            f"{_node_origin(maker if maker is not None else o)}: mlir_sym allocates outputs from input sizes; "
+            f"keep the mask as a where (torch.where(mask, x, 0)) or reduce the selection (x[mask].sum())")
+
+
+def _unbacked_maker(node: Any, names: set[str]) -> fx.Node | None:
+    """The first node upstream of `node` whose own unbacked bindings or value introduce one of `names`."""
+    seen, stack, found = set(), [node], None
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, fx.Node) or n in seen:
+            continue
+        seen.add(n)
+        v = n.meta.get("val")
+        shape = v.shape if isinstance(v, torch.Tensor) else [v] if isinstance(v, torch.SymInt) else []
+        if any(isinstance(d, torch.SymInt) and {str(s) for s in d.node.expr.free_symbols} & names for d in shape):
+            found = n
+            stack.extend(a for a in n.all_input_nodes)
+    return found
+
+
+def _assert_scalar_operands_to_int(module: ir.Module) -> None:
+    """torch-mlir imports `_assert_scalar(SymBool)` with a !torch.bool operand, but the op takes a number
+    (and lowers it to cf.assert): convert the condition with torch.aten.Int.bool."""
+    def walk(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    o = child.operation
+                    if o.name == "torch.aten._assert_scalar" and str(o.operands[0].type) == "!torch.bool":
+                        with ir.InsertionPoint(o), o.location:
+                            cast = ir.Operation.create("torch.aten.Int.bool", results=[ir.Type.parse("!torch.int")],
+                                                       operands=[o.operands[0]])
+                        o.operands[0] = cast.result
+                    walk(o)
+
+    walk(module.operation)
