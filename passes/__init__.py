@@ -2,6 +2,9 @@
 from mlir_sym.passes import registry  # noqa: F401
 from mlir_sym.passes import (  # noqa: F401
     assert_to_status,
+    canonicalize,
+    guard_cse,
+    guard_schedule,
     memref_copy_to_linalg,
     results_to_out_params,
     specialize,
