@@ -1,0 +1,358 @@
+"""End-to-end cases: one source of truth for test_e2e.py and benchmarks/bench_cpu.py.
+
+A case is a function or a small nn.Module (`build()` makes a fresh, seeded one) plus `inputs(n)`,
+which makes the example inputs for one "size" n. The test compiles `build()` once with
+`torch.compile(..., backend="mlir_sym", dynamic=True)`, runs it on every size in `sizes` and compares
+with eager; `graphs` is how many graphs Dynamo hands the backend (usually 1) and therefore how many
+compilations must serve all sizes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Case:
+    name: str
+    build: Callable[[], Callable]
+    inputs: Callable[[int], tuple]
+    sizes: tuple[int, ...] = (3, 8, 17)
+    graphs: int = 1
+    atol: float | None = None
+    rtol: float | None = None
+    bench_sizes: tuple[int, ...] | None = None  # set: the case is part of the CPU benchmark
+    xfail: str | None = None  # a known limitation (strict xfail in the tests)
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _gen(n: int, salt: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(1000 * n + salt)
+
+
+def randn(n: int, *shape: int, salt: int = 0, dtype=torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=_gen(n, salt), dtype=dtype)
+
+
+def randint(n: int, lo: int, hi: int, *shape: int, salt: int = 0) -> torch.Tensor:
+    return torch.randint(lo, hi, shape, generator=_gen(n, salt), dtype=torch.int64)
+
+
+def _fn(f: Callable) -> Callable[[], Callable]:
+    return lambda: f
+
+
+def _module(make: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        torch.manual_seed(0)
+        return make().eval()
+
+    return build
+
+
+CASES: list[Case] = []
+
+
+def case(**kw: Any) -> Callable[[Callable], Callable]:
+    """Decorator for function cases: `@case(inputs=...)` registers the function under its name."""
+
+    def deco(f: Callable) -> Callable:
+        CASES.append(Case(name=f.__name__, build=_fn(f), **kw))
+        return f
+
+    return deco
+
+
+def add(c: Case) -> Case:
+    CASES.append(c)
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# pointwise
+
+
+@case(inputs=lambda n: (randn(n, n, 5), randn(n, n, 5, salt=1)), bench_sizes=(64, 512))
+def pointwise_chain(x, y):
+    a = torch.exp(-torch.abs(x)) + torch.tanh(y)
+    b = torch.sigmoid(a * 2.0) - torch.relu(-y)
+    return torch.neg(b) * x + 3.0
+
+
+@case(inputs=lambda n: (randn(n, n, 4), randn(n, n, 4, salt=1)))
+def where_clamp(x, y):
+    return torch.where(x > 0, x, y).clamp(-0.5, 0.75) + torch.clamp(y, min=0.1)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def pow_sqrt_rsqrt(x):
+    a = torch.abs(x) + 1.0
+    return torch.sqrt(a) + torch.rsqrt(a) * torch.pow(x, 2) - x ** 3 + torch.pow(a, 0.5)
+
+
+@case(inputs=lambda n: (randn(n, n, 7),))
+def activations(x):
+    return F.gelu(x) + F.silu(x) + F.leaky_relu(x, 0.1) + F.softplus(x) + torch.erf(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# broadcasting
+
+
+@case(inputs=lambda n: (randn(n, n, n + 1), randn(n, n + 1, salt=1)))
+def broadcast_row(x, b):
+    return x * b + b
+
+
+@case(inputs=lambda n: (randn(n, n, 1), randn(n, 1, n + 2, salt=1)), bench_sizes=(64, 256))
+def broadcast_outer(a, b):
+    # [s0, 1] x [1, s1] -> [s0, s1]
+    return a * b + torch.exp(a - b)
+
+
+@case(inputs=lambda n: (randn(n, 2, n, 1, 5), randn(n, 1, 1, n + 3, 5, salt=1)))
+def broadcast_size1_dims(x, y):
+    return (x + y).sum(dim=-1)
+
+
+@case(inputs=lambda n: (randn(n, n, 4), randn(n, 4, salt=1)))
+def broadcast_scalar_tensor(x, y):
+    return x * y.sum() + x.mean()
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+
+
+@case(inputs=lambda n: (randn(n, n, n + 2, 7),), bench_sizes=(32, 128))
+def reductions(x):
+    return (x.sum(dim=1), x.mean(dim=(0, 2), keepdim=True), x.amax(dim=-1), x.amin(dim=0, keepdim=True),
+            x.sum())
+
+
+@case(inputs=lambda n: (randn(n, n, n + 3),))
+def var_std(x):
+    return x.var(dim=1), x.std(dim=0, keepdim=True), x.var(dim=1, unbiased=False), x.std()
+
+
+@case(inputs=lambda n: (randn(n, n, 7),))
+def argmax_max(x):
+    v, i = x.max(dim=1)
+    return v, i, x.argmax(dim=0), x.argmin()
+
+
+@case(inputs=lambda n: (randn(n, n, 5),))
+def cumsum_last(x):
+    return torch.cumsum(x, dim=0) + torch.cumsum(x, dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul family (symbols shared between inputs)
+
+
+@case(inputs=lambda n: (randn(n, n, n + 1), randn(n, n + 1, n + 2, salt=1)), bench_sizes=(32, 96))
+def matmul_shared(x, y):
+    # x: [s0, s1], y: [s1, s2]
+    return x @ y
+
+
+@case(inputs=lambda n: (randn(n, 2, n, 5), randn(n, 2, 5, n + 1, salt=1)))
+def bmm(a, b):
+    return torch.bmm(a, b)
+
+
+@case(inputs=lambda n: (randn(n, n, n + 2),))
+def gram_transpose(x):
+    return (x @ x.t()) @ x + x.transpose(0, 1).sum(dim=1)
+
+
+add(Case("linear_2d", _module(lambda: nn.Linear(16, 8)), lambda n: (randn(n, n, 16),), bench_sizes=(64, 512)))
+add(Case("linear_3d", _module(lambda: nn.Linear(12, 5)), lambda n: (randn(n, 2, n, 12),)))
+
+
+# ---------------------------------------------------------------------------------------------
+# normalization
+
+
+@case(inputs=lambda n: (randn(n, n, n + 4),), bench_sizes=(64, 256))
+def softmax_logsoftmax(x):
+    return torch.softmax(x, dim=-1), torch.log_softmax(x, dim=0), F.softmax(x * 2, dim=1)
+
+
+add(Case("layernorm", _module(lambda: nn.LayerNorm(24)), lambda n: (randn(n, 2, n, 24),), bench_sizes=(64, 256)))
+
+
+@case(inputs=lambda n: (randn(n, n, 10),))
+def manual_normalize(x):
+    m = x.mean(dim=-1, keepdim=True)
+    v = ((x - m) ** 2).mean(dim=-1, keepdim=True)
+    return (x - m) / torch.sqrt(v + 1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# views with symbolic products
+
+
+@case(inputs=lambda n: (randn(n, 2, n, 6),))
+def view_flat(x):
+    return x.view(-1, 6) * 2, x.reshape(-1)
+
+
+@case(inputs=lambda n: (randn(n, n, n + 1, 8),))
+def reshape_roundtrip(x):
+    b, s, d = x.shape
+    y = x.reshape(b * s, d) @ torch.ones(d, 3)
+    return y.reshape(b, s, 3) + 1
+
+
+@case(inputs=lambda n: (randn(n, n, 7, n + 1),))
+def flatten_unflatten(x):
+    y = torch.flatten(x, 1) + 1
+    return y.unflatten(1, (7, x.shape[2])) * 2, torch.flatten(x, 0, 1)
+
+
+@case(inputs=lambda n: (randn(n, 2, n, 16),), bench_sizes=(64, 256))
+def heads_split_merge(x):
+    b, s, d = x.shape
+    h = 4
+    q = x.view(b, s, h, d // h).permute(0, 2, 1, 3)  # [b, h, s, dh]
+    att = torch.softmax(q @ q.transpose(-1, -2), dim=-1)
+    o = att @ q
+    return o.permute(0, 2, 1, 3).contiguous().view(b, s, d)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def expand_unsqueeze(x):
+    return x.unsqueeze(1).expand(-1, x.shape[0], -1) + x.unsqueeze(0), x[:, None, :].squeeze(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# cat / split / slice / narrow with symbolic bounds
+
+
+@case(inputs=lambda n: (randn(n, n, 4),), sizes=(5, 8, 17))
+def slice_half(x):
+    n = x.shape[0]
+    return x[: n // 2] * 2, x[n // 2:], x[1::2], x[:, 1:3]
+
+
+@case(inputs=lambda n: (randn(n, n, 5),))
+def cat_shifted(x):
+    return torch.cat([x, x[1:]], dim=0), torch.cat([x, x * 2], dim=1)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),), sizes=(5, 8, 17))
+def split_sizes(x):
+    k = x.shape[0] // 2
+    a, b = x.split([k, x.shape[0] - k])
+    c, d = x.chunk(2, dim=1)
+    return a.sum(0), b * 2, c - d
+
+
+@case(inputs=lambda n: (randn(n, n, n),), sizes=(6, 9, 17))
+def narrow_symbolic(x):
+    n = x.shape[0]
+    return torch.narrow(x, 0, 1, n - 2) + 1, torch.narrow(x, 1, 0, n // 3)
+
+
+@case(inputs=lambda n: (randn(n, n + 1, 6), randn(n, n + 2, 6, salt=1)))
+def stack_pad(x, y):
+    z = torch.cat([x, y])
+    return F.pad(z, (1, 2)), torch.stack([z, z + 1], dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# SymInt outputs / arithmetic, iota
+
+
+@case(inputs=lambda n: (randn(n, n, 5),))
+def symint_arith(x):
+    n = x.shape[0]
+    return x * n + (n // 2), n * 2, x.shape[1] + n
+
+
+@case(inputs=lambda n: (randn(n, n, 4),))
+def arange_full(x):
+    n = x.shape[0]
+    pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)
+    return x + pos + torch.ones(n, 1) + x.new_zeros(n, 4), torch.full((n, 2), 3.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# integer and bool tensors
+
+
+@case(inputs=lambda n: (randint(n, -50, 50, n, 5), randint(n, 1, 9, n, 5, salt=1)))
+def int64_ops(a, b):
+    return (a * 3 + b) // 2, a % b, torch.maximum(a, b), a.sum(dim=0), (a > b).to(torch.int64)
+
+
+@case(inputs=lambda n: (randn(n, n, 4), randn(n, n, 4, salt=1)))
+def bool_masks(x, y):
+    m = (x > 0) & ~(y < 0.5) | (x < -1)
+    return m, torch.where(m, x, 0.0), m.sum(dim=1), m.any(dim=0), torch.logical_xor(x > 0, y > 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# small models
+
+
+class MLP(nn.Module):
+    def __init__(self, d: int = 16, hidden: int = 32, out: int = 8) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, out)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(torch.tanh(self.fc1(x)))))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: LayerNorm + MultiheadAttention(batch_first) + MLP with GELU."""
+
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab: int = 50, d: int = 8) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(64, d)
+        self.proj = nn.Linear(d, 4)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1])
+        return self.proj(self.emb(ids) + self.pos(pos))
+
+
+add(Case("mlp", _module(MLP), lambda n: (randn(n, n, 16),), bench_sizes=(64, 512)))
+add(Case("transformer_block", _module(Block), lambda n: (randn(n, 2, n, 16),), bench_sizes=(16, 64),
+         atol=1e-4, rtol=1e-4))
+add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40),
+         bench_sizes=(64, 256) if False else None))
+
+
+BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
+assert len(BY_NAME) == len(CASES), "duplicate case names"
+
+
+def bench_cases() -> list[Case]:
+    return [c for c in CASES if c.bench_sizes]

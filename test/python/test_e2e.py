@@ -1,0 +1,160 @@
+"""End to end: `torch.compile(..., backend="mlir_sym")` against eager PyTorch.
+
+Every case of cases.py is compiled once with dynamic=True and run on several sizes; each result must
+match eager, and one compilation (per graph Dynamo hands us) must serve every size: no Dynamo
+recompile, no second mlir_sym compilation, no guard miss, no eager fallback. A few cases also run
+with dynamic=None (automatic dynamic: a static compile, then one dynamic recompile, then none) and
+dynamic=False (one static compile per size).
+
+    pytest -x -q test/python/test_e2e.py [-k name]
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from cases import BY_NAME, CASES, Case
+from mlir_sym import backend
+
+
+def _params(cases):
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else [])
+            for c in cases]
+
+
+def _run(c: Case, fn, compiled, n: int) -> None:
+    args = c.inputs(n)
+    with torch.no_grad():
+        expected = fn(*args)
+        got = compiled(*args)
+    torch.testing.assert_close(got, expected, atol=c.atol, rtol=c.rtol, msg=lambda m: f"{c.name}, size {n}: {m}")
+
+
+def _assert_clean() -> None:
+    assert backend.stats.fallbacks == 0, "a graph ran eagerly"
+    assert backend.stats.guard_misses == 0, "an artifact's guards rejected sizes Dynamo admitted"
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_dynamic(case: Case, dynamo_graphs):
+    fn = case.build()
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n in case.sizes:
+        _run(case, fn, compiled, n)
+    assert dynamo_graphs() == case.graphs, "Dynamo recompiled for a new size"
+    assert backend.stats.compiles == case.graphs, "mlir_sym compiled more than once per graph"
+    assert backend.stats.calls == case.graphs * len(case.sizes)
+    _assert_clean()
+
+
+AUTOMATIC = ["pointwise_chain", "matmul_shared", "layernorm", "slice_half"]
+
+
+@pytest.mark.parametrize("case", _params([BY_NAME[n] for n in AUTOMATIC]))
+def test_automatic_dynamic(case: Case, dynamo_graphs):
+    """dynamic=None: the first size compiles static, the second recompiles with symbolic sizes, and
+    that artifact serves every later size."""
+    fn = case.build()
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=None)
+    sizes = list(case.sizes) + [case.sizes[-1] + 6]
+    for k, n in enumerate(sizes):
+        _run(case, fn, compiled, n)
+        expected = min(k + 1, 2) * case.graphs
+        assert backend.stats.compiles == expected, f"after size {n}"
+        assert dynamo_graphs() == expected, f"after size {n}"
+    _assert_clean()
+
+
+STATIC = ["pointwise_chain", "softmax_logsoftmax", "mlp"]
+
+
+@pytest.mark.parametrize("case", _params([BY_NAME[n] for n in STATIC]))
+def test_static(case: Case, dynamo_graphs):
+    """dynamic=False: one static compilation per size, each correct; a size seen again reuses it."""
+    fn = case.build()
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=False)
+    for n in case.sizes:
+        _run(case, fn, compiled, n)
+    _run(case, fn, compiled, case.sizes[0])
+    assert backend.stats.compiles == len(case.sizes) * case.graphs
+    assert dynamo_graphs() == len(case.sizes) * case.graphs
+    _assert_clean()
+
+
+def test_module_instances_compile_once():
+    """Two instances of one module class: their parameters are graph inputs, so one compilation
+    (reused by Dynamo, or found in mlir_sym's artifact cache) serves both."""
+    torch.manual_seed(0)
+    a, b = nn.Linear(8, 4).eval(), nn.Linear(8, 4).eval()
+    ca = torch.compile(a, backend="mlir_sym", dynamic=True)
+    cb = torch.compile(b, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        for n in (3, 9):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(ca(x), a(x))
+            torch.testing.assert_close(cb(x), b(x))
+    assert backend.stats.compiles == 1
+    assert backend.stats.calls == 4
+
+
+def test_views_of_inputs_are_views():
+    """Outputs that alias an input come back as views of it (same storage, offset and strides as eager)."""
+
+    def f(x):
+        n = x.shape[0]
+        return x[n // 2:], x.t(), x.view(-1)[1:], x * 2
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (5, 8, 13):
+        x = torch.randn(n, 3)
+        got, expected = compiled(x), f(x)
+        torch.testing.assert_close(got, expected)
+        for g, e in zip(got[:3], expected[:3]):
+            assert g.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+            assert (g.storage_offset(), g.stride()) == (e.storage_offset(), e.stride())
+    assert backend.stats.compiles == 1
+
+
+def test_non_contiguous_inputs():
+    def f(x, y):
+        return torch.tanh(x) + y.sum(dim=0)
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (4, 7, 12):
+        x = torch.randn(n + 2, n).t()  # [n, n+2], transposed strides
+        y = torch.randn(3, 2 * (n + 2))[:, ::2]  # [3, n+2], a strided slice
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    _assert_clean()
+
+
+def test_symint_input_argument():
+    """A Python int argument that Dynamo makes symbolic (automatic dynamic on ints) is a SymInt input."""
+
+    def f(x, k: int):
+        return x * k + k
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n, k in ((3, 5), (8, 7), (17, 11)):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(compiled(x, k), f(x, k))
+    assert backend.stats.compiles == 1
+    _assert_clean()
+
+
+def test_embedding_index_out_of_range_raises():
+    """torch-mlir's per-element bounds checks (inside the gather loop) raise in Python, as eager does,
+    instead of aborting the process."""
+    emb = nn.Embedding(10, 4).eval()
+    compiled = torch.compile(emb, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        ids = torch.randint(0, 10, (2, 5))
+        torch.testing.assert_close(compiled(ids), emb(ids))
+        ids[1, 3] = 12
+        with pytest.raises(RuntimeError, match="index must be smaller than dim size"):
+            compiled(ids)
+        ids[1, 3] = -1
+        with pytest.raises(RuntimeError, match="index must be larger or equal to 0"):
+            compiled(ids)
+        ids[1, 3] = 9
+        torch.testing.assert_close(compiled(ids), emb(ids))
