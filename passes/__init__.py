@@ -3,6 +3,7 @@ from mlir_sym.passes import registry  # noqa: F401
 from mlir_sym.passes import (  # noqa: F401
     assert_to_status,
     canonicalize,
+    gpu_map_parallel,
     guard_cse,
     guard_schedule,
     memref_copy_to_linalg,

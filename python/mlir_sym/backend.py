@@ -114,7 +114,7 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
         log.info("cache hit for graph %s", key[:12])
     else:
         try:
-            art, _, cstats = compile_graph(gm, specialize_hints=config.specialize_hints)
+            art, _, cstats = _compiler(example_inputs)(gm, specialize_hints=config.specialize_hints)
         except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
             if not config.fallback_to_eager:
                 raise
@@ -147,8 +147,18 @@ def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
         raise RuntimeError(f"mlir_sym: inputs on mixed devices {sorted(devices)}; move them to one device")
-    if devices and devices != {"cpu"}:
-        raise RuntimeError(f"mlir_sym: device '{devices.pop()}' is not supported by this build (CPU only)")
+    other = devices - {"cpu", "cuda"}
+    if other:
+        raise RuntimeError(f"mlir_sym: device '{other.pop()}' is not supported by this build (CPU and CUDA only)")
+
+
+def _compiler(example_inputs: Sequence[Any]) -> Callable:
+    """capture.compile_graph for CPU inputs, gpu_compile.compile_graph for CUDA inputs."""
+    if any(isinstance(t, torch.Tensor) and t.device.type == "cuda" for t in example_inputs):
+        from mlir_sym.gpu_compile import compile_graph as compile_cuda
+
+        return compile_cuda
+    return compile_graph
 
 
 def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:

@@ -50,6 +50,22 @@ PIPELINES: dict[str, str] = {
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
         f"sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops, tm-tensor-to-loops), {_COMPUTE_TO_LLVM})"
     ),
+    # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
+    # Destination passing and fusion as for the CPU; matmuls become cuBLAS calls; every linalg op
+    # becomes a parallel loop nest launched over its linearized iteration space (sym-gpu-map-parallel);
+    # the kernels are outlined and lowered to the NVVM/LLVM dialects, the host side is left for the
+    # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
+    "sym-lower-to-nvvm": (
+        "builtin.module(sym-results-to-out-params, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
+        "func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
+        "sym-gpu-library-calls, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
+        "canonicalize, sym-gpu-map-parallel, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
+        "sym-gpu-device-asserts, canonicalize, cse, "
+        "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-gpu-to-nvvm, "
+        "canonicalize, cse), reconcile-unrealized-casts)"
+    ),
 }
 
 

@@ -1,0 +1,220 @@
+"""From an AOTAutograd graph (with its ShapeEnv) to a compiled CUDA artifact: the GPU counterpart of
+capture.compile_graph.
+
+import (importer.py) -> split guards / compute (pipelines.py) -> guards: `guards-to-llvm`, JIT on the
+CPU (runtime/cpu.py, as for the CPU path) -> compute: `torch-to-linalg`, then `sym-lower-to-nvvm`
+(destination passing, fusion, bufferization, cuBLAS calls for matmuls, parallel loops mapped onto
+linearized 1-D launches, kernel outlining, NVVM) -> the gpu.modules: LLVM IR -> PTX (codegen/ptx.py,
+llvmlite) -> the host function: Python source (codegen/host.py) -> runtime/cuda.py loads the PTX and
+binds the host program -> Artifact (runtime/artifact.py), whose outputs torch allocates on the device.
+
+One compilation serves every size: grid sizes, buffer sizes and kernel arguments are computed from
+the symbol values of each call; nothing is recompiled per size.
+
+Command line (for tests and inspection), on linalg-on-tensors input such as torch-to-linalg's output:
+    python -m mlir_sym.gpu_compile INPUT.mlir [--emit=mlir|host|llvm|ptx] [--func=main]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from typing import Sequence
+
+import torch
+import torch.fx as fx
+from torch_mlir import ir
+
+from mlir_sym.capture import (
+    CompileStats, UnsupportedOpError, _explain_lowering_failure, _func, _guard_fn, _hints, _output_plans,
+    _pretty_loc, _sizes_fn, _solve_symbols, _source_reader, _assert_msgs,
+)
+from mlir_sym.codegen import ptx as ptx_codegen
+from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
+from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
+from mlir_sym.passes.registry import build_pipeline
+from mlir_sym.passes.sym_to_arith import check_table
+from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
+from mlir_sym.runtime.artifact import Artifact, Variant
+from mlir_sym.runtime.cpu import JitModule, ScalarCall
+
+log = logging.getLogger("mlir_sym.compile")
+ir_log = logging.getLogger("mlir_sym.ir")
+
+PIPELINE = "sym-lower-to-nvvm"
+
+
+def graph_device(gm: fx.GraphModule, example_inputs: Sequence | None = None) -> torch.device:
+    for t in example_inputs or ():
+        if isinstance(t, torch.Tensor) and t.device.type == "cuda":
+            return t.device
+    for n in gm.graph.nodes:
+        v = n.meta.get("val") if n.op == "placeholder" else None
+        if isinstance(v, torch.Tensor) and v.device.type == "cuda":
+            return v.device
+    return torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
+
+
+def compile_graph(
+    gm: fx.GraphModule,
+    *,
+    name: str = "main",
+    specializations: Sequence[dict[str, int]] = (),
+    specialize_hints: bool = False,
+    device: torch.device | None = None,
+) -> tuple[Artifact, ImportedGraph, CompileStats]:
+    """Compile `gm` for the GPU: same contract as capture.compile_graph (variants included)."""
+    device = device or graph_device(gm)
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    stats = CompileStats()
+    t0 = time.perf_counter()
+    ig = import_graph(gm, func_name=name)
+    stats.import_s = time.perf_counter() - t0
+    bad = unsupported_ops(ig.module)
+    if bad:
+        op, loc = bad[0]
+        raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
+                                 f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
+    source_ir = ig.module.operation.get_asm(large_elements_limit=16)
+    specs = [dict(s) for s in specializations if s]
+    if specialize_hints:
+        hints = _hints(ig)
+        if hints:
+            specs.append(hints)
+    variants = [_compile_variant(ig, name, spec, stats, device) for spec in specs + [{}]]
+    artifact = Artifact(
+        name=name,
+        variants=variants,
+        read_sources=_source_reader(ig),
+        symbol_from_source=_solve_symbols(ig),
+        sizes_fn=_sizes_fn(ig),
+        outputs=_output_plans(ig),
+        device=device,
+    )
+    artifact.source_ir = source_ir
+    artifact.gpu = variants[-1].keepalive["gpu"]  # generic variant: host source, PTX, kernels (inspection)
+    stats.guards_before = sum(1 for c in artifact.checks if c[0] != "bind")
+    log.info("compiled %s for %s (%d variants, %d kernels): import %.3fs, lower %.3fs, ptx+load %.3fs",
+             name, device, len(variants), len(artifact.gpu["kernels"]), stats.import_s, stats.lower_s, stats.jit_s)
+    return artifact, ig, stats
+
+
+def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
+                     device: torch.device) -> Variant:
+    from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
+
+    ctx = ig.context
+    module = ig.module
+    label = ",".join(f"{k}={v}" for k, v in spec.items()) or "generic"
+    if spec:
+        with ctx:
+            module = ir.Module.parse(ig.module.operation.get_asm(enable_debug_info=True))
+        values = ",".join(f"{k}:{v}" for k, v in spec.items())
+        build_pipeline(f"builtin.module(sym-specialize{{values={values}}})", context=ctx).run(module)
+    guards_mod, compute_mod = split_guards(module, ctx)
+    t1 = time.perf_counter()
+    with ctx:
+        checks = check_table(_guard_fn(guards_mod))
+        try:
+            run_named("torch-to-linalg", compute_mod, ctx)
+        except LoweringError as e:
+            raise UnsupportedOpError(_explain_lowering_failure(str(e))) from None
+        try:
+            run_named(PIPELINE, compute_mod, ctx)
+        except LoweringError as e:
+            raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
+        assert_msgs = _assert_msgs(compute_mod, name)
+        run_named("guards-to-llvm", guards_mod, ctx)
+        program, llvm_ir = lower_compute(compute_mod, name)
+    stats.lower_s += time.perf_counter() - t1
+    t2 = time.perf_counter()
+    guard_jit = JitModule(guards_mod)
+    ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
+    t3 = time.perf_counter()
+    cmod = CudaModule(ptx, program.kernels, device) if program.kernels else _NoKernels(device)
+    host = HostCall(program.source, "host", cmod, Runtime(device))
+    stats.jit_s += time.perf_counter() - t2
+    stats.extra.setdefault("ptx_s", 0.0)
+    stats.extra["ptx_s"] += t3 - t2
+    if ir_log.isEnabledFor(logging.INFO):
+        ir_log.info("graph %s, variant %s: host program\n%s", name, label, program.source)
+        ir_log.info("graph %s, variant %s: PTX\n%s", name, label, ptx)
+    gpu = {"host_source": program.source, "ptx": ptx, "llvm_ir": llvm_ir, "kernels": list(program.kernels),
+           "launch_sites": program.launches, "library_calls": program.library_calls}
+    return Variant(
+        name=label,
+        guard=ScalarCall(guard_jit, "guards", len(ig.sources)),
+        compute=host,
+        checks=checks,
+        assert_msgs=assert_msgs,
+        keepalive={"jit": guard_jit, "ctx": ctx, "module": cmod, "gpu": gpu},
+    )
+
+
+class _NoKernels:
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.kernels: dict = {}
+
+
+def gpu_modules(module: ir.Module) -> list:
+    return [op for op in module.body.operations if op.operation.name == "gpu.module"]
+
+
+def lower_compute(compute_mod: ir.Module, name: str) -> tuple[HostProgram, list[str]]:
+    """After sym-lower-to-nvvm: the host program of function `name` and the kernels' LLVM IR (one text
+    per gpu.module; empty when the graph needs no kernel)."""
+    try:
+        program = HostCodegen(_func(compute_mod, name)).build("host")
+    except HostCodegenError as e:
+        raise UnsupportedOpError(f"graph {name}: {e}") from None
+    mods = gpu_modules(compute_mod)
+    llvm_ir = ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
+    return program, llvm_ir
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line: lower a linalg-on-tensors file and print one stage.
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mlir_sym.context import make_context
+
+    p = argparse.ArgumentParser(prog="python -m mlir_sym.gpu_compile", description=__doc__.split("\n\n")[0])
+    p.add_argument("input", help="linalg-on-tensors MLIR file ('-' for stdin)")
+    p.add_argument("--emit", choices=["mlir", "host", "llvm", "ptx"], default="mlir")
+    p.add_argument("--func", default="main", help="the compute function (for --emit=host)")
+    args = p.parse_args(argv)
+    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    ctx = make_context()
+    try:
+        with ctx:
+            module = ir.Module.parse(text)
+            run_named(PIPELINE, module, ctx)
+    except (LoweringError, ir.MLIRError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.emit == "mlir":
+        print(module)
+        return 0
+    with ctx:
+        program, llvm_ir = lower_compute(module, args.func)
+    if args.emit == "host":
+        print(program.source)
+        for k, params in program.kernels.items():
+            print(f"# kernel {k}: " + ", ".join(p.kind + (f"/{p.rank}" if p.kind == "memref" else "") for p in params))
+    elif args.emit == "llvm":
+        print("\n".join(llvm_ir))
+    else:
+        try:
+            print(ptx_codegen.compile_ptx(llvm_ir, use_cache=False))
+        except ptx_codegen.PTXError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

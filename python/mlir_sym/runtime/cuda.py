@@ -1,0 +1,309 @@
+"""CUDA runtime: load PTX, launch kernels on torch's current stream, run a generated host program.
+
+The only module of mlir_sym that talks to the CUDA driver. It calls `libcuda` through ctypes (the same
+driver API `cuda.bindings.driver` wraps, at a fraction of the per-call cost): `cuModuleLoadDataEx`
+once per artifact (the driver JIT-compiles the PTX for the device; its error log goes into the
+exception), `cuLaunchKernel` per launch with a parameter block packed by one `struct.pack_into`.
+
+A launch plan comes from codegen/host.py: Python source that computes grid/block sizes from the
+symbol values of the call, allocates buffers with torch's caching allocator (`Runtime.empty`) and calls
+`Runtime.launch`. A launch the driver refuses raises `KernelLaunchError` naming the kernel and its launch
+sizes. Errors inside a running kernel surface (as usual with CUDA) at the next synchronizing call; set
+`MLIR_SYM_CUDA_SYNC=1` to synchronize after every launch and name the kernel that failed.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import struct
+from typing import Any, Sequence
+
+import torch
+
+from mlir_sym.codegen.host import KernelParam
+
+CU_JIT_INFO_LOG_BUFFER = 3
+CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+class KernelLaunchError(CudaError):
+    """cuLaunchKernel refused a launch (or, with MLIR_SYM_CUDA_SYNC=1, the kernel failed)."""
+
+
+_LIB: ctypes.CDLL | None = None
+
+
+def _driver() -> ctypes.CDLL:
+    global _LIB
+    if _LIB is None:
+        names = ["libcuda.so.1", "libcuda.so", "nvcuda.dll"]
+        last: Exception | None = None
+        for n in names:
+            try:
+                lib = ctypes.CDLL(n)
+                break
+            except OSError as e:
+                last = e
+        else:
+            raise CudaError(f"cannot load the CUDA driver library (libcuda.so.1): {last}")
+        vp, ui = ctypes.c_void_p, ctypes.c_uint
+        lib.cuLaunchKernel.argtypes = [vp, ui, ui, ui, ui, ui, ui, ui, vp, vp, vp]
+        lib.cuLaunchKernel.restype = ctypes.c_int
+        lib.cuModuleLoadDataEx.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p, ui, ctypes.POINTER(ctypes.c_int),
+                                           ctypes.POINTER(vp)]
+        lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+        lib.cuModuleUnload.argtypes = [vp]
+        lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(vp)]
+        lib.cuCtxSetCurrent.argtypes = [vp]
+        lib.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
+        lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, vp]
+        _LIB = lib
+    return _LIB
+
+
+def error_text(rc: int) -> str:
+    lib = _driver()
+    name, desc = ctypes.c_char_p(), ctypes.c_char_p()
+    lib.cuGetErrorName(rc, ctypes.byref(name))
+    lib.cuGetErrorString(rc, ctypes.byref(desc))
+    n = name.value.decode() if name.value else f"CUresult {rc}"
+    d = desc.value.decode() if desc.value else ""
+    return f"{n}: {d}" if d else n
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        raise CudaError(f"{what} failed: {error_text(rc)}")
+
+
+def ensure_context(device: torch.device) -> None:
+    """Make the device's primary context (the one torch uses) current on this thread."""
+    torch.cuda.init()
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    with torch.cuda.device(index):
+        torch.cuda.current_stream(index)  # forces torch's lazy init of the context on this device
+    lib = _driver()
+    cur = ctypes.c_void_p()
+    _check(lib.cuCtxGetCurrent(ctypes.byref(cur)), "cuCtxGetCurrent")
+    dev = ctypes.c_int()
+    _check(lib.cuDeviceGet(ctypes.byref(dev), index), "cuDeviceGet")
+    prim = ctypes.c_void_p()
+    _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(prim), dev.value), "cuDevicePrimaryCtxRetain")
+    if cur.value != prim.value:
+        _check(lib.cuCtxSetCurrent(prim), "cuCtxSetCurrent")
+
+
+_SLOT = {  # one 8-byte slot per kernel parameter; little-endian, value at the slot's start
+    "index": "q", "i64": "q", "i32": "i4x", "i16": "h6x", "i8": "b7x", "i1": "?7x",
+    "f32": "f4x", "f64": "d", "f16": "e6x",
+}
+
+
+def param_format(params: Sequence[KernelParam]) -> tuple[str, int]:
+    """struct format and slot count for a kernel's flattened parameters (memrefs as descriptors:
+    allocated, aligned, offset, sizes..., strides...)."""
+    fmt, n = "<", 0
+    for p in params:
+        if p.kind == "memref":
+            fmt += "QQq" + "q" * (2 * p.rank)
+            n += 3 + 2 * p.rank
+        elif p.kind in _SLOT:
+            fmt += _SLOT[p.kind]
+            n += 1
+        else:
+            raise CudaError(f"kernel parameter of kind {p.kind} is not supported")
+    return fmt, n
+
+
+class Kernel:
+    """One `.entry` of a loaded module with its parameter block (reused across launches: the driver
+    copies parameters at launch time)."""
+
+    def __init__(self, name: str, handle: int, params: Sequence[KernelParam]) -> None:
+        self.name = name
+        self.handle = ctypes.c_void_p(handle)
+        self.params = list(params)
+        self.fmt, self.nslots = param_format(params)
+        self.struct = struct.Struct(self.fmt)
+        self.buf = (ctypes.c_uint64 * max(self.nslots, 1))()
+        self.argv = (ctypes.c_void_p * max(self.nslots, 1))()
+        base = ctypes.addressof(self.buf)
+        for i in range(self.nslots):
+            self.argv[i] = base + 8 * i
+        self.argv_ptr = ctypes.cast(self.argv, ctypes.c_void_p)
+        self.launches = 0
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name}, {len(self.params)} args, {self.nslots} params)"
+
+
+class CudaModule:
+    """A PTX module loaded into the device's primary context."""
+
+    def __init__(self, ptx: str, kernels: dict[str, Sequence[KernelParam]], device: torch.device) -> None:
+        ensure_context(device)
+        lib = _driver()
+        self.device = device
+        self.handle = ctypes.c_void_p()
+        log_size = 1 << 14
+        err_log = ctypes.create_string_buffer(log_size)
+        opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        vals = (ctypes.c_void_p * 2)(ctypes.addressof(err_log), log_size)
+        rc = lib.cuModuleLoadDataEx(ctypes.byref(self.handle), ptx.encode() + b"\0", 2, opts, vals)
+        if rc != 0:
+            log = err_log.value.decode(errors="replace").strip()
+            raise CudaError(f"cuModuleLoadDataEx failed: {error_text(rc)}" + (f"\nptxas: {log}" if log else ""))
+        self.kernels: dict[str, Kernel] = {}
+        for name, params in kernels.items():
+            fn = ctypes.c_void_p()
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
+                   f"cuModuleGetFunction({name})")
+            self.kernels[name] = Kernel(name, fn.value, params)
+
+    def __del__(self) -> None:
+        try:
+            if self.handle:
+                _driver().cuModuleUnload(self.handle)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _raw_stream_fn():
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class Runtime:
+    """What generated host programs call (`rt.*`)."""
+
+    float32, float64, float16, bfloat16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+    int64, int32, int16, int8, uint8, bool = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.index = device.index if device.index is not None else torch.cuda.current_device()
+        self._stream = _raw_stream_fn()
+        self._launch = _driver().cuLaunchKernel
+        self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
+        self.launches = 0
+
+    # buffers and views
+    def empty(self, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, device=self.device)
+
+    @staticmethod
+    def desc(t: torch.Tensor) -> tuple:
+        p = t.data_ptr()
+        return (p, p, 0, *t.shape, *t.stride())
+
+    @staticmethod
+    def desc0(t: torch.Tensor) -> tuple:
+        p = t.data_ptr()
+        return (p, p, 0)
+
+    @staticmethod
+    def subview(t: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+                keep: Sequence[int] | None) -> torch.Tensor:
+        st = t.stride()
+        off = t.storage_offset() + sum(o * s for o, s in zip(offs, st))
+        new_strides = [s * k for s, k in zip(st, strides)]
+        if keep is not None:
+            sizes = [sizes[i] for i in keep]
+            new_strides = [new_strides[i] for i in keep]
+        return t.as_strided(list(sizes), new_strides, off)
+
+    # scalar helpers (C semantics where Python's differ)
+    @staticmethod
+    def divsi(a: int, b: int) -> int:
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+
+    @staticmethod
+    def remsi(a: int, b: int) -> int:
+        return a - b * Runtime.divsi(a, b)
+
+    @staticmethod
+    def fdiv(a: float, b: float) -> float:
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return float("nan") if a == 0 or a != a else float("inf") if a > 0 else float("-inf")
+
+    @staticmethod
+    def round_half_away(x: float) -> float:
+        return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+    @staticmethod
+    def trunc(v: int, bits: int) -> int:
+        if isinstance(v, bool):
+            return v
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
+
+    # library calls (func.call @__sym_<kind>_<n> in the host function)
+    @staticmethod
+    def library_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        c.addmm_(a, b)
+
+    @staticmethod
+    def library_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        torch.mm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.mm(a, b))
+
+    @staticmethod
+    def library_batch_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        c.baddbmm_(a, b)
+
+    @staticmethod
+    def library_batch_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
+
+    # launches
+    def launch(self, k: Kernel, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shm: int,
+               args: tuple) -> None:
+        if gx <= 0 or gy <= 0 or gz <= 0:
+            return  # an empty iteration space
+        try:
+            k.struct.pack_into(k.buf, 0, *args)
+        except struct.error as e:
+            raise KernelLaunchError(f"kernel {k.name}: cannot pack its {len(args)} parameters: {e}") from None
+        rc = self._launch(k.handle, gx, gy, gz, bx, by, bz, shm, self._stream(self.index), k.argv_ptr, None)
+        if rc != 0:
+            raise KernelLaunchError(f"launch of kernel {k.name} with grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz}), "
+                                    f"{shm} B shared memory failed: {error_text(rc)}")
+        k.launches += 1
+        if self.sync:
+            try:
+                torch.cuda.synchronize(self.device)
+            except RuntimeError as e:
+                raise KernelLaunchError(f"kernel {k.name} (grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz})) "
+                                        f"failed: {e}") from None
+
+
+class HostCall:
+    """The artifact's compute callable: the generated host function bound to its runtime and kernels.
+    Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
+
+    def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime) -> None:
+        ns: dict[str, Any] = {"rt": runtime, "math": math}
+        for name, k in module.kernels.items():
+            ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
+        exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen
+        self.fn = ns[fname]
+        self.source = source
+        self.module = module
+        self.runtime = runtime
+
+    def __call__(self, values: Sequence[Any]) -> int:
+        return self.fn(*values)
