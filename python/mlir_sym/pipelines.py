@@ -43,7 +43,7 @@ PIPELINES: dict[str, str] = {
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
-        "builtin.module(sym-results-to-out-params, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
+        "builtin.module(sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
         "func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
@@ -130,6 +130,36 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
 
     walk(module.operation)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs are read-only
+
+
+@register
+class ReadonlyInputs(SymPass):
+    """Mark every tensor argument of compute functions `bufferization.writable = false`.
+
+    One-shot bufferization treats function arguments as writable by default, so an in-place update
+    of an input-derived tensor (`y = x.clone(); y[1:] += 1` becomes `tensor.insert_slice ... into %x`)
+    would be bufferized into the caller's input buffer, silently mutating the user's tensor. Inputs
+    belong to the caller: bufferization must copy before writing."""
+
+    name = "sym-readonly-inputs"
+
+    def run(self, op: ir.Operation) -> None:
+        false = ir.BoolAttr.get(False)
+        for fn in _compute_funcs(op):
+            ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
+            old = list(ir.ArrayAttr(fn.operation.attributes["arg_attrs"])) if "arg_attrs" in fn.operation.attributes else []
+            new = []
+            for i, t in enumerate(ftype.inputs):
+                entries = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
+                if isinstance(t, ir.RankedTensorType):
+                    entries["bufferization.writable"] = false
+                    self.bump("inputs-marked")
+                new.append(ir.DictAttr.get(entries))
+            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
 # ---------------------------------------------------------------------------------------------
