@@ -1,6 +1,7 @@
 """mlir_sym passes, one per file; importing this package registers them all (see registry.py)."""
 from mlir_sym.passes import registry  # noqa: F401
 from mlir_sym.passes import (  # noqa: F401
+    assert_elim,
     assert_to_status,
     canonicalize,
     gpu_map_parallel,

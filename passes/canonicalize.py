@@ -19,8 +19,9 @@ Facts and their limits (what keeps the rewrite sound for the "first failing chec
 `convert-sym-to-arith`):
 
 * A symbol's declared range is a fact, except for a bound the function itself checks (the importer
-  emits a range guard `s0 >= 2` for `lo = 2`): such a bound is known only through the guard that checks
-  it, so the range guard is never folded away by its own declaration.
+  emits a range guard `s0 >= 2` for `lo = 2`, `s0 <= 64` for `hi = 64`): such a bound is known only
+  through the guards that check it, so a range guard is never folded away by its own declaration.
+  A declared lower bound <= 0 is always a fact (sizes are never negative; the importer checks none).
 * A guard may be justified by any check before it and by guards after it up to the next assert (moving
   past an assert would turn "try another variant" into the user's error). An assert only by checks
   before it.
@@ -166,8 +167,8 @@ class GuardBlock:
                 self.facts.add(c.index, c.cond)
 
     def _trusted_ranges(self) -> dict[str, tuple[int | None, int | None]]:
-        """Declared ranges, less the bounds some check of the block implies (those are facts only
-        through that check)."""
+        """Declared ranges, less the bounds > 0 and upper bounds that some check of the block implies
+        (those are facts only through that check)."""
         probe = shapes.Facts({})
         for c in self.checks:
             if c.cond is not None:
@@ -175,7 +176,9 @@ class GuardBlock:
         out = {}
         for name, (lo, hi) in self.declared.items():
             s = shapes.integer_symbol(name)
-            if lo is not None and probe.decide(shapes.relation("ge", s, lo))[0] is True:
+            # A lower bound <= 0 is always a fact: input sizes are never negative, and the importer
+            # checks no such bound.
+            if lo is not None and lo > 0 and probe.decide(shapes.relation("ge", s, lo))[0] is True:
                 self.checked_bounds.add((name, "lo"))
                 lo = None
             if hi is not None and probe.decide(shapes.relation("le", s, hi))[0] is True:

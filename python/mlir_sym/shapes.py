@@ -654,7 +654,15 @@ class Facts:
 
                 vr = {s: ValueRanges(-int_oo if lo is None else lo, int_oo if hi is None else hi)
                       for s, (lo, hi) in rs.items()}
-                r = bound_sympy(atom, vr)
+                import logging
+
+                quiet = logging.getLogger("torch.utils._sympy.interp")  # it logs what it cannot bound
+                level = quiet.level
+                quiet.setLevel(logging.ERROR)
+                try:
+                    r = bound_sympy(atom, vr)
+                finally:
+                    quiet.setLevel(level)
                 out = (_finite(r.lower, _math.ceil), _finite(r.upper, _math.floor))
             except Exception:  # noqa: BLE001 - no bound known
                 out = (None, None)
@@ -952,3 +960,7 @@ def size_binary(kind: str, a: sympy.Basic | int, b: sympy.Basic | int) -> sympy.
 
 def expr_symbols(e: sympy.Basic) -> set[str]:
     return {s.name for s in sympy.sympify(e).free_symbols}
+
+
+def sympy_int(n: int) -> sympy.Integer:
+    return sympy.Integer(int(n))
