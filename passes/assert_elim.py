@@ -101,6 +101,8 @@ class _Reader:
         name = op.name
         if name == "arith.constant":
             attr = op.attributes["value"]
+            if isinstance(attr, ir.BoolAttr):
+                return shapes.sympy_int(int(ir.BoolAttr(attr).value))
             if isinstance(attr, ir.IntegerAttr):
                 attr = ir.IntegerAttr(attr)
                 t = attr.type
@@ -124,7 +126,7 @@ class _Reader:
             return self.opaque_dims[key]
         if name in _CASTS:
             src = op.operands[0]
-            if ir.IntegerType.isinstance(src.type) and ir.IntegerType(src.type).width == 1:
+            if isinstance(src.type, ir.IntegerType) and ir.IntegerType(src.type).width == 1:
                 verdict, _ = self.facts.decide(self.cond(src))
                 return self._opaque() if verdict is None else shapes.sympy_int(int(verdict))
             return self.int(src)
@@ -160,6 +162,8 @@ class _Reader:
         name = op.name
         if name == "arith.constant":
             attr = op.attributes["value"]
+            if isinstance(attr, ir.BoolAttr):
+                return shapes.ConstCond(bool(ir.BoolAttr(attr).value))
             if isinstance(attr, ir.IntegerAttr):
                 return shapes.ConstCond(bool(ir.IntegerAttr(attr).value))
         elif name == "arith.cmpi":
