@@ -60,7 +60,8 @@ def compile_graph(
     bad = unsupported_ops(ig.module)
     if bad:
         op, loc = bad[0]
-        raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
+        where = ig.op_sources.get(op.removeprefix("torch."), _pretty_loc(loc))
+        raise UnsupportedOpError(f"unsupported op '{op}' at {where}: mlir_sym cannot lower it "
                                  f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
     specs = [dict(s) for s in specializations if s]
@@ -80,6 +81,8 @@ def compile_graph(
         outputs=_output_plans(ig),
     )
     artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
+    if ig.derived:
+        artifact.derived_fn = _derived_fn(ig)
     checks = artifact.checks
     if guard_log.isEnabledFor(logging.INFO):
         for v in variants:
@@ -121,7 +124,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         try:
             run_named("torch-to-linalg", compute_mod, ctx)
         except LoweringError as e:
-            raise UnsupportedOpError(_explain_lowering_failure(str(e))) from None
+            raise UnsupportedOpError(_explain_lowering_failure(str(e), ig.op_sources)) from None
         main = _func(compute_mod, name)
         arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
         run_named("linalg-to-llvm", compute_mod, ctx)
@@ -152,15 +155,21 @@ def _pretty_loc(loc: str) -> str:
     return s
 
 
-def _explain_lowering_failure(text: str) -> str:
+def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = None) -> str:
+    """Name the op torch-mlir failed to legalize and its source line. Constants and list ops fail
+    only because a consumer could not be lowered: the first other op is the culprit."""
     import re
 
-    m = re.search(r"failed to legalize operation '([^']+)'", text)
-    locs = re.findall(r'loc\("([^"]+)":(\d+)', text)
-    if m:
-        where = f" at {locs[0][0]}:{locs[0][1]}" if locs else ""
-        return f"unsupported op '{m.group(1)}'{where}: torch-mlir cannot lower it to linalg\n{text}"
-    return text
+    failed = re.findall(r'(?:loc\("([^"]+)":(\d+)[^)]*\)|loc\(unknown\)|\S+): failed to legalize operation \'([^\']+)\'', text)
+    if not failed:
+        return text
+    plain = ("torch.constant.", "torch.prim.", "torch.vtensor.literal", "torch_c.")
+    pick = next((f for f in failed if not f[2].startswith(plain)), failed[0])
+    path, line, op = pick
+    where = (op_sources or {}).get(op.removeprefix("torch."))
+    if where is None:
+        where = f"{path}:{line}" if path else "an unknown location"
+    return f"unsupported op '{op}' at {where}: torch-mlir cannot lower it to linalg\n{text}"
 
 
 def _guard_fn(module: ir.Module):
@@ -220,6 +229,18 @@ def _sizes_fn(ig: ImportedGraph):
         elif o.kind == "sym":
             exprs.append(o.expr)
     return shapes.compile_exprs(exprs, ig.symbols) if exprs else (lambda *a: ())
+
+
+def _derived_fn(ig: ImportedGraph):
+    """`f(*symbol_values) -> tuple of floats`: the graph's derived float inputs (ImportedGraph.derived)."""
+    from torch.utils._sympy.printers import PythonPrinter
+
+    printer = PythonPrinter()
+    body = ", ".join(f"float({printer.doprint(e)})" for e in ig.derived)
+    src = f"def _derived({', '.join(ig.symbols)}):\n    return ({body},)\n"
+    ns: dict = {"math": __import__("math"), "torch": torch}
+    exec(compile(src, "<mlir_sym derived scalars>", "exec"), ns)  # noqa: S102 - our own printed expressions
+    return ns["_derived"]
 
 
 def _output_plans(ig: ImportedGraph) -> list[OutputPlan]:

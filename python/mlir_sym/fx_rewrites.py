@@ -236,3 +236,66 @@ def _sym_add(graph: fx.Graph, a, b, trace):
     n.meta["val"] = _sym_val(a) + _sym_val(b)
     n.meta["stack_trace"] = trace
     return n
+
+
+def as_strided_to_views(graph: fx.Graph, shape_env=None) -> int:
+    """`aten.as_strided(x, size, stride, 0)` that only reinterprets a contiguous `x` with the
+    contiguous strides of `size` (same element count) is a view: rewrite it as `aten.view`, which
+    `views_to_collapse_split` then lowers exactly (torch-mlir imports as_strided with static sizes
+    only). Others are left alone (and fail to import with an error naming the node)."""
+    known = _prover(shape_env)
+    equal = _equal_fn(known)
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.as_strided.default":
+            continue
+        src, size, stride = node.args[0], node.args[1], node.args[2]
+        offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
+        in_val, out_val = _fake(src), node.meta.get("val")
+        if not isinstance(in_val, torch.Tensor) or not isinstance(out_val, torch.Tensor):
+            continue
+        if offset is not None and not (_is_static(offset) and int(offset) == 0):
+            continue
+        if not isinstance(in_val, torch.Tensor) or _sym(in_val.storage_offset()) != 0:
+            continue
+        ins = [_sym(s) for s in in_val.shape]
+        outs = [_sym(s) for s in out_val.shape]
+        want = [_sym(s) for s in out_val.stride()]
+        if not (_contiguous(ins, [_sym(s) for s in in_val.stride()], equal) and _contiguous(outs, want, equal)):
+            continue
+        if not equal(sympy.Mul(*ins), sympy.Mul(*outs)):
+            continue
+        with graph.inserting_before(node):
+            view = graph.call_function(torch.ops.aten.view.default, (src, list(size)))
+        view.meta.update(node.meta)
+        node.replace_all_uses_with(view)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def _contiguous(shape: list, strides: list, equal) -> bool:
+    expect = sympy.Integer(1)
+    for size, stride in reversed(list(zip(shape, strides))):
+        if not (size == 1 or equal(stride, expect)):  # a size-1 dim's stride does not matter
+            return False
+        expect = expect * size
+    return True
+
+
+
+# aten ops that are another aten op under another name, which torch-mlir only knows by the other
+# name (Dynamo's tensorified float scalars produce `true_divide`: `x / math.sqrt(x.shape[-1])`).
+OP_ALIASES = {
+    "aten.true_divide.Tensor": torch.ops.aten.div.Tensor,
+    "aten.true_divide.Scalar": torch.ops.aten.div.Scalar,
+}
+
+
+def op_aliases(graph: fx.Graph) -> int:
+    count = 0
+    for node in graph.nodes:
+        if node.op == "call_function" and str(node.target) in OP_ALIASES:
+            node.target = OP_ALIASES[str(node.target)]
+            count += 1
+    return count

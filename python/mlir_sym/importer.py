@@ -114,6 +114,11 @@ class ImportedGraph:
     input_kinds: list[str] = field(default_factory=list)  # "tensor" | "symint" | "int" | "other"
     input_dtypes: list[torch.dtype | None] = field(default_factory=list)
     shape_env: Any = None
+    # Float scalars computed from sizes (`1 / math.sqrt(x.shape[-1])`): trailing compute arguments
+    # that the runtime evaluates from the symbols (torch-mlir lowers little float scalar math).
+    derived: list[sympy.Basic] = field(default_factory=list)
+    # aten op name ("aten.nonzero.default" and "aten.nonzero") -> the user's source of its first use.
+    op_sources: dict[str, str] = field(default_factory=dict)
 
 
 def find_shape_env(gm: fx.GraphModule):
@@ -137,7 +142,28 @@ def _expr(v: Any, shape_env) -> sympy.Basic:
 def _node_origin(node: fx.Node) -> str:
     trace = node.meta.get("stack_trace") or ""
     lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File ")]
-    return lines[-1] if lines else f"node {node.name}"
+    return lines[-1] if lines else _module_origin(node)
+
+
+def _module_origin(node: fx.Node) -> str:
+    """Where a node without a stack trace comes from: the innermost module it was traced in (ops
+    of torch.nn's own fast paths, like nn.TransformerEncoderLayer's, carry no user frame)."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if stack:
+        path, cls = list(stack.values())[-1]
+        name = getattr(cls, "__name__", str(cls))
+        return f"node {node.name} in module {path} ({name})"
+    return f"node {node.name}"
+
+
+def node_source(node: fx.Node) -> str:
+    """The user's source line of a node: `File "f.py", line 3, in fn: <code>`, else its module."""
+    trace = (node.meta.get("stack_trace") or "").rstrip().splitlines()
+    for i in range(len(trace) - 1, -1, -1):
+        if trace[i].strip().startswith("File "):
+            code = trace[i + 1].strip() if i + 1 < len(trace) and not trace[i + 1].strip().startswith("File ") else ""
+            return trace[i].strip() + (f": {code}" if code else "")
+    return _module_origin(node)
 
 
 def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGraph:
@@ -184,6 +210,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             graph.erase_node(node)
 
     try:
+        fx_rewrites.op_aliases(graph)
         fx_rewrites.splits_to_slices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
@@ -216,7 +243,9 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
     _reject_unbacked_outputs(out_node.args[0], outputs)
     out_node.args = (tuple(tensor_outs),)
     graph.eliminate_dead_code()
+    derived = _derive_float_scalars(graph, shape_env)
     try:
+        fx_rewrites.as_strided_to_views(graph, shape_env)
         fx_rewrites.views_to_collapse_split(graph, shape_env)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
@@ -248,6 +277,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         elif o.kind == "alias":
             for e in o.expr.exprs:
                 used |= e.free_symbols
+    for e in derived:
+        used |= e.free_symbols
     for e, _, _ in asserts:
         used |= e.free_symbols
     symbols = shapes.sorted_symbols(used)
@@ -262,8 +293,39 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_env, checks)
         _bind_compute(module, func_name, sources)
     module.operation.verify()
-    return ImportedGraph(module, ctx, [s.name for s in symbols], sources, checks, outputs, input_kinds,
-                         input_dtypes, shape_env)
+    op_sources: dict[str, str] = {}
+    for node in graph.nodes:
+        if node.op == "call_function":
+            name = str(node.target)
+            for key in (name, name.rsplit(".", 1)[0]):
+                op_sources.setdefault(key, node_source(node))
+    return ImportedGraph(module, ctx, [s.name for s in symbols], sources, checks, outputs,
+                         input_kinds + ["derived"] * len(derived), input_dtypes + [None] * len(derived), shape_env,
+                         derived, op_sources)
+
+
+def _derive_float_scalars(graph: fx.Graph, shape_env) -> list[sympy.Basic]:
+    """Replace each float scalar computed from sizes that a tensor op consumes (e.g. the
+    `1 / sqrt(head_dim)` scale of scaled_dot_product_attention, or a user's `/ math.sqrt(d)` with
+    a symbolic `d`) by a new trailing graph input; returns their expressions, in input order."""
+    exprs: list[sympy.Basic] = []
+    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    for node in list(graph.nodes):
+        v = node.meta.get("val")
+        if node.op != "call_function" or not isinstance(v, torch.SymFloat):
+            continue
+        if all(isinstance(u.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool)) for u in node.users):
+            continue  # only feeds other scalar math: replaced with it
+        with graph.inserting_after(last):
+            ph = graph.placeholder(f"derived_{len(exprs)}")
+        ph.meta["val"] = v
+        last = ph
+        node.replace_all_uses_with(ph)
+        e = v.node.expr
+        exprs.append(shape_env.replace(e) if shape_env is not None else e)
+    if exprs:
+        graph.eliminate_dead_code()
+    return exprs
 
 
 def _storage(val: Any):
@@ -403,6 +465,67 @@ def _relevant_guards(shape_env, sources: list[Source]) -> list[tuple[sympy.Basic
     return out
 
 
+def _implied_by_ranges(expr: sympy.Basic, shape_env) -> bool:
+    """True when `expr` holds for every value of its symbols within their ShapeEnv ranges (value-range
+    analysis only: no other guard is assumed)."""
+    if shape_env is None:
+        return False
+    try:
+        from torch.utils._sympy.value_ranges import bound_sympy
+
+        vr = bound_sympy(expr, dict(shape_env.var_to_range))
+        if vr.is_singleton() and vr.lower == sympy.true:
+            return True
+    except Exception:  # noqa: BLE001 - an expression the analysis cannot bound is not implied
+        pass
+    # PyTorch's value ranges do not bound float powers; sympy's sign assumptions do: read the
+    # relation as real arithmetic over symbols that are positive (or nonnegative) by their ranges.
+    try:
+        return _sign_proof(expr, shape_env)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+_FLOAT_FNS = {
+    "ToFloat": lambda a: a,
+    "FloatPow": lambda a, b: a**b,
+    "FloatTrueDiv": lambda a, b: a / b,
+    "IntTrueDiv": lambda a, b: a / b,
+    "OpaqueUnaryFn_sqrt": sympy.sqrt,
+}
+
+
+def _sign_proof(expr: sympy.Basic, shape_env) -> bool:
+    subs = {}
+    for s in expr.free_symbols:
+        lo = shapes.symbol_range(shape_env, s).lo
+        if lo < 0:
+            return False
+        subs[s] = sympy.Symbol(s.name, integer=True, positive=True) if lo >= 1 else \
+            sympy.Symbol(s.name, integer=True, nonnegative=True)
+
+    def conv(e: sympy.Basic) -> sympy.Basic:
+        if e in subs:
+            return subs[e]
+        if not e.args:
+            return e
+        args = [conv(a) for a in e.args]
+        fn = _FLOAT_FNS.get(type(e).__name__)
+        if fn is not None:
+            return fn(*args)
+        if isinstance(e, (sympy.Add, sympy.Mul, sympy.Pow)) or isinstance(e, sympy.Rel):
+            return e.func(*args)
+        raise shapes.UnsupportedExpr(str(e))
+
+    rel = conv(expr)
+    if not isinstance(rel, sympy.Rel):
+        return bool(rel == sympy.true)
+    d = sympy.simplify(rel.lhs - rel.rhs)
+    checks = {sympy.Ge: d.is_nonnegative, sympy.Gt: d.is_positive, sympy.Le: (-d).is_nonnegative,
+              sympy.Lt: (-d).is_positive, sympy.Eq: d.is_zero, sympy.Ne: d.is_nonzero}
+    return checks.get(type(rel)) is True
+
+
 def _sloc_text(sloc) -> str:
     if sloc is None:
         return "shape env"
@@ -443,6 +566,11 @@ def _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_
             try:
                 cond = b.condition(expr)
             except shapes.UnsupportedExpr as e:
+                if _implied_by_ranges(expr, shape_env):
+                    # e.g. `1/sqrt(float(s0)) >= 0` (float math the sym dialect has no ops for):
+                    # true for every value in the symbols' ranges, which the range guards check.
+                    log.debug("guard '%s' from %s: implied by the symbol ranges, not checked", expr, origin)
+                    continue
                 raise UnsupportedGraph(f"guard '{expr}' from {origin}: {e}") from e
             sym.GuardOp(cond, ir.StringAttr.get(origin), loc=ir.Location.name(origin[:200]))
             checks.append(Check("guard", str(expr), origin))

@@ -83,6 +83,7 @@ class Artifact:
         self.outputs = list(outputs)
         self.device = device
         self.calls = 0
+        self.derived_fn: Callable[..., tuple] | None = None  # see importer.ImportedGraph.derived
 
     @property
     def generic(self) -> Variant:
@@ -135,6 +136,8 @@ class Artifact:
                 values.append(a if a.is_contiguous() else a.contiguous())
             else:
                 values.append(a)
+        if self.derived_fn is not None:  # float scalars computed from sizes: trailing inputs
+            values.extend(self.derived_fn(*symvals))
         values.extend(outs)
         rc = variant.compute(values)
         if rc != 0:
