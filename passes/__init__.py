@@ -3,11 +3,11 @@ from mlir_sym.passes import registry  # noqa: F401
 from mlir_sym.passes import (  # noqa: F401
     assert_elim,
     assert_to_status,
-    mask_to_where,
     canonicalize,
     gpu_map_parallel,
     guard_cse,
     guard_schedule,
+    mask_to_where,
     memref_copy_to_linalg,
     results_to_out_params,
     specialize,
