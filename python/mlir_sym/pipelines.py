@@ -23,7 +23,7 @@ from torch_mlir.dialects import arith, cf
 from torch_mlir.dialects import func as func_d
 
 from mlir_sym.dialects import sym
-from mlir_sym.passes.registry import PassError, SymPass, build_pipeline, located_error, register
+from mlir_sym.passes.registry import PassError, SymPass, build_pipeline, located_error, register, register_pipeline
 
 log = logging.getLogger("mlir_sym.pipelines")
 
@@ -67,6 +67,16 @@ PIPELINES: dict[str, str] = {
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
 }
+
+
+SUMMARIES = {
+    "guards-to-llvm": "optimize the sym guard function and lower it to the LLVM dialect",
+    "torch-to-linalg": "strip sym facts, then torch-mlir: torch dialect -> linalg on tensors",
+    "linalg-to-llvm": "destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect (CPU)",
+    "sym-lower-to-nvvm": "linalg on tensors -> parallel loops -> gpu.launch -> outlined kernels in NVVM (GPU)",
+}
+for _name, _text in PIPELINES.items():
+    register_pipeline(_name, _text, SUMMARIES.get(_name, f"named pipeline {_name}"))
 
 
 class LoweringError(RuntimeError):
