@@ -8,6 +8,7 @@ compilations must serve all sizes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -102,6 +103,16 @@ def activations(x):
     return F.gelu(x) + F.silu(x) + F.leaky_relu(x, 0.1) + F.softplus(x) + torch.erf(x)
 
 
+@case(inputs=lambda n: (randn(n, n, 6), randn(n, n, 6, salt=1) > 0))
+def masked_fill_where(x, m):
+    return x.masked_fill(m, -1e9), torch.where(m, x, torch.tensor(0.5)), torch.zeros_like(x) + x.new_ones(x.shape)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def dtype_casts(x):
+    return x.to(torch.float64) * 2, (x * 10).to(torch.int32), x.half().float(), x.to(torch.bfloat16).float()
+
+
 # ---------------------------------------------------------------------------------------------
 # broadcasting
 
@@ -149,8 +160,14 @@ def argmax_max(x):
 
 
 @case(inputs=lambda n: (randn(n, n, 5),))
-def cumsum_last(x):
-    return torch.cumsum(x, dim=0) + torch.cumsum(x, dim=1)
+def cumsum_logsumexp(x):
+    return torch.cumsum(x, dim=0) + torch.cumsum(x, dim=1), torch.logsumexp(x, dim=1), torch.cumprod(x, dim=0)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def sort_topk(x):
+    v, i = torch.sort(x, dim=1)
+    return v, i, torch.topk(x, 2, dim=1).values
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,6 +194,29 @@ add(Case("linear_2d", _module(lambda: nn.Linear(16, 8)), lambda n: (randn(n, n, 
 add(Case("linear_3d", _module(lambda: nn.Linear(12, 5)), lambda n: (randn(n, 2, n, 12),)))
 
 
+@case(inputs=lambda n: (randn(n, n, 6),))
+def einsum_contractions(x):
+    return torch.einsum("ij,kj->ik", x, x), torch.einsum("ij->j", x)
+
+
+# ---------------------------------------------------------------------------------------------
+# attention with symbolic head dim: the softmax scale is a float computed from a size
+
+
+@case(inputs=lambda n: (randn(n, 2, n, 8), randn(n, 2, n + 1, 8, salt=1), randn(n, 2, n + 1, 8, salt=2)),
+      bench_sizes=(32, 128))
+def sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+@case(inputs=lambda n: (randn(n, n, 8),))
+def causal_attention_manual(x):
+    s = x.shape[0]
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
+    att = (x @ x.t() / math.sqrt(x.shape[-1])).masked_fill(mask, float("-inf"))
+    return torch.softmax(att, -1) @ x, F.scaled_dot_product_attention(x[None], x[None], x[None], is_causal=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # normalization
 
@@ -187,6 +227,12 @@ def softmax_logsoftmax(x):
 
 
 add(Case("layernorm", _module(lambda: nn.LayerNorm(24)), lambda n: (randn(n, 2, n, 24),), bench_sizes=(64, 256)))
+
+
+add(Case("groupnorm", _module(lambda: nn.GroupNorm(2, 6)), lambda n: (randn(n, 2, 6, n),)))
+add(Case("conv2d_bn_relu", _module(lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())),
+         lambda n: (randn(n, 2, 3, n, n + 1),), sizes=(5, 8, 17), atol=1e-4, rtol=1e-4))
+add(Case("conv1d", _module(lambda: nn.Conv1d(3, 4, 3, padding=1)), lambda n: (randn(n, 2, 3, n + 4),)))
 
 
 @case(inputs=lambda n: (randn(n, n, 10),))
@@ -268,6 +314,29 @@ def stack_pad(x, y):
     return F.pad(z, (1, 2)), torch.stack([z, z + 1], dim=1)
 
 
+@case(inputs=lambda n: (randn(n, n, 7), randint(n, 0, n, n + 1)))
+def index_gather(x, idx):
+    return x.index_select(0, idx), x[idx], torch.gather(x, 0, idx[:, None].expand(-1, 7)[: x.shape[0]])
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def unbind_repeat_flip(x):
+    return x.unbind(1), x.repeat(2, 1), x.flip(0), torch.roll(x, 1, 0)
+
+
+@case(inputs=lambda n: (randn(n, n, 6),))
+def inplace_on_copy(x):
+    y = x.clone()
+    y[1:] += 1
+    y[:, 0] = 0.0
+    return y
+
+
+@case(inputs=lambda n: (randn(n, n, n + 1),))
+def interpolate_nearest(x):
+    return F.interpolate(x[None], scale_factor=2, mode="nearest")
+
+
 # ---------------------------------------------------------------------------------------------
 # SymInt outputs / arithmetic, iota
 
@@ -291,7 +360,8 @@ def arange_full(x):
 
 @case(inputs=lambda n: (randint(n, -50, 50, n, 5), randint(n, 1, 9, n, 5, salt=1)))
 def int64_ops(a, b):
-    return (a * 3 + b) // 2, a % b, torch.maximum(a, b), a.sum(dim=0), (a > b).to(torch.int64)
+    return ((a * 3 + b) // 2, a % b, torch.maximum(a, b), a.sum(dim=0), (a > b).to(torch.int64),
+            torch.div(a, b, rounding_mode="trunc"), a / b)
 
 
 @case(inputs=lambda n: (randn(n, n, 4), randn(n, n, 4, salt=1)))

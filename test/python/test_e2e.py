@@ -26,9 +26,10 @@ def _params(cases):
 def _run(c: Case, fn, compiled, n: int) -> None:
     args = c.inputs(n)
     with torch.no_grad():
-        expected = fn(*args)
+        expected = fn(*[a.clone() for a in args])
         got = compiled(*args)
     torch.testing.assert_close(got, expected, atol=c.atol, rtol=c.rtol, msg=lambda m: f"{c.name}, size {n}: {m}")
+    torch.testing.assert_close(args, c.inputs(n), atol=0, rtol=0, msg=lambda m: f"{c.name}: an input was modified: {m}")
 
 
 def _assert_clean() -> None:
