@@ -402,7 +402,7 @@ class MaskToWhere(SymPass):
             for o in block.operations:
                 o = o.operation
                 if o.name in DATA_DEPENDENT and (o.name not in INDEX_OPS or _has_bool_index(o.operands[1])):
-                    why = self.reasons.get(o, "it is used in a way sym-mask-to-where cannot express with where")
+                    why = self.reasons.get(o, "sym-mask-to-where has no where form for it")
                     raise located_error(o, f"'{o.name}' has a result of data-dependent size ({why}); mlir_sym "
                                            f"compiles only code whose sizes follow from input sizes: write "
                                            f"through the mask (torch.where) or reduce the selection")
@@ -625,9 +625,12 @@ class MaskToWhere(SymPass):
             name = "torch.aten.sum" if name == "torch.aten.mean" else "torch.aten.sum.dim_IntList"
         new = b.op(name, operands, rt_f)
         if kind == "mean":
-            cw, _ = self._ones_where(b, s)
-            cdims = b.none() if dims_i is None or full_dims else b.ints(dims_f)
-            cnt = b.op("torch.aten.sum.dim_IntList", [cw, cdims, b.bool(keep), b.none()], VT(rt_f.dims, "si64"))
+            if s.kind == "index" and full_dims and wt.rank == s.k and not keep:
+                cnt = b.count(s.mask)  # every element of the full tensor is a row: count = sum(mask)
+            else:
+                cw, _ = self._ones_where(b, s)
+                cdims = b.none() if dims_i is None or full_dims else b.ints(dims_f)
+                cnt = b.op("torch.aten.sum.dim_IntList", [cw, cdims, b.bool(keep), b.none()], VT(rt_f.dims, "si64"))
             new = b.op("torch.aten.div.Tensor", [new, cnt], rt_f)
         if keep and s.k > 1:
             cur = rt_f
@@ -697,7 +700,6 @@ class MaskToWhere(SymPass):
             self._leave(o, "source and self have different dtypes (eager raises)")
             return
         b = Builder(o, self.ctx)
-        f = b.bool(False)
         i64 = DTYPE_CODE["si64"]
         mb = b.op("torch.aten.expand_as", [mask, x], VT(xt.dims, "i1"))
         n = None
