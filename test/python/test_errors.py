@@ -1,0 +1,198 @@
+"""Errors: what the user sees when mlir_sym cannot compile a graph, when inputs violate the program's
+assertions, and how the configuration is read.
+
+    pytest -x -q test/python/test_errors.py
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+
+import pytest
+import torch
+import torch.nn as nn
+
+from mlir_sym import backend
+from mlir_sym.runtime.artifact import SymAssertionError
+
+
+def _line_of(fn, text: str) -> int:
+    """The file line number of the first source line of `fn` containing `text`."""
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unsupported ops: the message names the op and the user's source line
+
+
+def lgamma_fn(x):
+    y = x.abs() + 1
+    return torch.lgamma(y) * 2  # torch-mlir imports aten.lgamma as an opaque torch.operator
+
+
+def erfinv_fn(x):
+    y = torch.tanh(x) * 0.5
+    return torch.erfinv(y) + 1  # torch-mlir imports aten.erfinv, then cannot legalize it to linalg
+
+
+@pytest.mark.parametrize("fn, op, marker", [
+    (lgamma_fn, "aten.lgamma", "torch.lgamma(y)"),
+    (erfinv_fn, "aten.erfinv", "torch.erfinv(y)"),
+], ids=["opaque-op", "not-legalizable"])
+def test_unsupported_op_names_op_and_source_line(fn, op, marker):
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    with pytest.raises(Exception) as info:
+        compiled(torch.randn(4, 5))
+    msg = str(info.value)
+    assert "UnsupportedOpError" in msg or isinstance(info.value, RuntimeError)
+    assert f"unsupported op 'torch.{op}'" in msg
+    assert f'{os.path.basename(__file__)}", line {_line_of(fn, marker)}' in msg, msg
+    assert marker in msg  # the source text of that line
+    assert "fallback_to_eager" in msg or op == "aten.erfinv"
+
+
+def test_unsupported_op_without_user_frame_names_module():
+    """nn.TransformerEncoderLayer's eval fast path is one native op with no user frame: the error
+    names the op and the module it was traced in."""
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
+    compiled = torch.compile(layer, backend="mlir_sym", dynamic=True)
+    with torch.no_grad(), pytest.raises(Exception) as info:
+        compiled(torch.randn(2, 5, 16))
+    msg = str(info.value)
+    assert "unsupported op 'torch.aten._transformer_encoder_layer_fwd'" in msg
+    assert "TransformerEncoderLayer" in msg
+
+
+def test_fallback_to_eager_runs_graph_and_warns(mlir_sym_logs):
+    backend.config.fallback_to_eager = True
+    compiled = torch.compile(lgamma_fn, backend="mlir_sym", dynamic=True)
+    for n in (4, 9):
+        x = torch.randn(n, 5)
+        torch.testing.assert_close(compiled(x), lgamma_fn(x))
+    assert backend.stats.fallbacks == 1 and backend.stats.compiles == 0
+    warnings = [r for r in mlir_sym_logs.records if r.levelno == logging.WARNING and r.name.startswith("mlir_sym")]
+    assert len(warnings) == 1
+    text = warnings[0].getMessage()
+    assert "eagerly" in text and "aten.lgamma" in text and f"line {_line_of(lgamma_fn, 'torch.lgamma(y)')}" in text
+
+
+def test_fallback_is_off_by_default():
+    assert backend.Config().fallback_to_eager is False or os.environ.get("MLIR_SYM_FALLBACK") == "1"
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime assertions: a Python exception naming the condition, never a crash
+
+
+@torch._dynamo.config.patch(capture_scalar_outputs=True)
+def test_runtime_assert_on_data_dependent_value():
+    """torch._check on an unbacked value (from .item()) is checked when the program runs."""
+
+    def f(x, idx):
+        k = idx.max().item()
+        torch._check(k >= 0)
+        torch._check(k < x.shape[0])
+        return x * k + x[k]
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n, k in ((8, 3), (11, 10)):
+        x, idx = torch.randn(n, 3), torch.tensor([k, 0])
+        torch.testing.assert_close(compiled(x, idx), f(x, idx))
+    with pytest.raises(SymAssertionError, match=r"u\d+ < s\d+"):
+        compiled(torch.randn(8, 3), torch.tensor([8, 0]))
+    with pytest.raises(SymAssertionError, match=r"u\d+ >= 0"):
+        compiled(torch.randn(8, 3), torch.tensor([-1, -2]))
+    # the process is fine and the artifact still serves valid inputs
+    x, idx = torch.randn(6, 3), torch.tensor([5, 1])
+    torch.testing.assert_close(compiled(x, idx), f(x, idx))
+    assert backend.stats.compiles == 1
+
+
+def test_size_check_violated_by_new_size():
+    """torch._check on sizes becomes a guard; a size that violates it makes Dynamo retrace, which
+    raises the user's message (not a crash, not a silent wrong result)."""
+
+    def f(x):
+        torch._check(x.shape[0] % 2 == 0, lambda: "need an even batch")
+        return x * 2
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (4, 6, 10):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), f(x))
+    with pytest.raises(Exception, match="need an even batch"):
+        compiled(torch.randn(5, 3))
+    assert backend.stats.compiles == 1
+
+
+def test_index_out_of_range_in_compiled_loop():
+    """torch-mlir's per-element bounds checks (inside the gather loop of nn.Embedding) raise a
+    Python exception naming the check and the source line, as eager raises IndexError."""
+    emb = nn.Embedding(10, 4).eval()
+
+    def f(ids):
+        return emb(ids) * 2
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        ids = torch.randint(0, 10, (2, 5))
+        torch.testing.assert_close(compiled(ids), f(ids))
+        ids[1, 3] = 12
+        with pytest.raises(SymAssertionError, match=r"index must be smaller than dim size \(at .*test_errors.py:\d+\)"):
+            compiled(ids)
+        ids[1, 3] = -1
+        with pytest.raises(SymAssertionError, match="index must be larger or equal to 0"):
+            compiled(ids)
+        ids[1, 3] = 9
+        torch.testing.assert_close(compiled(ids), f(ids))
+
+
+# ---------------------------------------------------------------------------------------------
+# Devices
+
+
+def test_mixed_devices():
+    """Inputs on two devices (CPU and meta: testable without a GPU) are refused by name."""
+
+    def f(x, y):
+        return x.sum() + y.sum()
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    with pytest.raises(Exception, match=r"mixed devices \['cpu', 'meta'\]"):
+        compiled(torch.randn(3), torch.randn(3, device="meta"))
+
+
+def test_unsupported_device():
+    compiled = torch.compile(lambda x: x * 2, backend="mlir_sym", dynamic=True)
+    with pytest.raises(Exception, match="device 'meta' is not supported"):
+        compiled(torch.randn(3, device="meta"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration from the environment
+
+
+@pytest.mark.parametrize("value, expected", [("1", True), ("0", False), ("", False), ("yes", False)])
+def test_fallback_env(monkeypatch, value, expected):
+    monkeypatch.setenv("MLIR_SYM_FALLBACK", value)
+    assert backend.Config().fallback_to_eager is expected
+
+
+def test_logs_env(monkeypatch):
+    monkeypatch.setenv("MLIR_SYM_LOGS", "+compile, guards,,")
+    names = ["mlir_sym.compile", "mlir_sym.guards"]
+    saved = {n: (logging.getLogger(n).level, list(logging.getLogger(n).handlers), logging.getLogger(n).propagate)
+             for n in names}
+    try:
+        backend._setup_logging()
+        assert logging.getLogger("mlir_sym.compile").level == logging.DEBUG
+        assert logging.getLogger("mlir_sym.guards").level == logging.INFO
+        assert logging.getLogger("mlir_sym.compile").handlers
+    finally:
+        for n, (level, handlers, propagate) in saved.items():
+            logger = logging.getLogger(n)
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+            logger.propagate = propagate
