@@ -244,10 +244,27 @@ class Builder:
         return self.op("torch.aten.sum.dim_IntList", [mask, self.none(), self.bool(False), self.none()],
                        VT((), "si64"))
 
+    def check(self, ok: ir.Value, message: str) -> None:
+        self.op("torch.runtime.assert", [ok], None, {"message": ir.StringAttr.get(message, self.ctx)})
+
+    def check_mask_dims(self, mask: ir.Value, mt: VT, x: ir.Value, xt: VT, j: int) -> None:
+        """Eager's IndexError for a mask whose dims differ from the indexed ones (where would broadcast
+        a size-1 mask instead). The `IndexError: ` prefix makes the backend raise that type."""
+        for i in range(mt.rank):
+            a, b = mt.dims[i], xt.dims[j + i]
+            msg = (f"IndexError: The shape of the mask at index {i} does not match the shape of the indexed "
+                   f"tensor at index {j + i}")
+            if a is not None and b is not None:
+                if a != b:
+                    self.check(self.bool(False), msg)
+                continue
+            n = self.op("torch.aten.size.int", [mask, self.int(i)], "!torch.int")
+            m = self.op("torch.aten.size.int", [x, self.int(j + i)], "!torch.int")
+            self.check(self.op("torch.aten.eq.int", [n, m], "!torch.bool"), msg)
+
     def check_nonempty(self, count: ir.Value, message: str) -> None:
         n = self.op("torch.aten.Int.Tensor", [count], "!torch.int")
-        ok = self.op("torch.aten.gt.int", [n, self.int(0)], "!torch.bool")
-        self.op("torch.runtime.assert", [ok], None, {"message": ir.StringAttr.get(message, self.ctx)})
+        self.check(self.op("torch.aten.gt.int", [n, self.int(0)], "!torch.bool"), message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,6 +308,11 @@ def _single_bool_index(indices: ir.Value) -> tuple[int, ir.Value, VT] | str:
             return f"the index is not a boolean tensor ({v.type})"
         found = (pos, v, t)
     return found if found is not None else "no index tensor"
+
+
+def _float_index(indices: ir.Value) -> bool:
+    op = _op(indices)
+    return op is not None and any((vt(v.type) or VT((), "")).dtype in FLOATS for v in op.operands)
 
 
 def _has_bool_index(indices: ir.Value) -> bool:
@@ -388,6 +410,9 @@ class MaskToWhere(SymPass):
                     self.reasons[s.value] = self.reasons[s.origin] = comp.bad
                 self._leave(comp.sels[0].origin, f"the selection escapes with its data-dependent size: {comp.bad}")
                 continue
+            for s in comp.sels:
+                if s.op is None and s.kind == "index":
+                    Builder(s.origin, self.ctx).check_mask_dims(s.mask, s.mask_t, s.full_val, s.full_t, s.j)
             for user, s in comp.terminals:
                 self._rewrite_terminal(user, s)
             for s in reversed(comp.sels):
@@ -584,6 +609,7 @@ class MaskToWhere(SymPass):
             if acc is None:
                 self._leave(user, "accumulate is not a constant")
                 return
+            b.check_mask_dims(s.mask, s.mask_t, x, xt, s.j)
             mb = self._mask_for(b, s, xt.rank)
             if acc:
                 fv = b.op("torch.aten.add.Tensor", [x, fv, b.int(1)], xt)
@@ -645,6 +671,13 @@ class MaskToWhere(SymPass):
     def _index_put(self, o) -> None:
         got = _single_bool_index(o.operands[1])
         if isinstance(got, str):
+            if _float_index(o.operands[1]):  # eager always raises: so does the compiled code
+                b = Builder(o, self.ctx)
+                b.check(b.bool(False), "IndexError: tensors used as indices must be long, int, byte or bool tensors")
+                o.result.replace_all_uses_with(o.operands[0])
+                self._did(o, "index_put with a floating-point index -> eager's IndexError")
+                self._erase(o)
+                return
             self._leave(o, got)
             return
         j, mask, mt = got
@@ -681,6 +714,7 @@ class MaskToWhere(SymPass):
             v = b.op("torch.aten.squeeze.dim", [v, b.int(0)], VT(vtt.dims[1:], vtt.dtype))
             vtt = VT(vtt.dims[1:], vtt.dtype)
         v = b.to_dtype(v, vtt, xt.dtype)
+        b.check_mask_dims(mask, mt, x, xt, j)
         mb, _ = b.unsqueeze_right(mask, mt, xt.rank - j)
         if acc:
             v = b.op("torch.aten.add.Tensor", [x, v, b.int(1)], xt)

@@ -27,7 +27,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
-from mlir_sym.runtime.artifact import Artifact, GuardMiss
+from mlir_sym.runtime.artifact import Artifact, GuardMiss, SymAssertionError
 
 log = logging.getLogger("mlir_sym")
 
@@ -137,10 +137,19 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
             stats.guard_misses += 1
             log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
             return list(gm(*args))
+        except SymAssertionError as e:  # a check named with eager's exception type raises that type
+            if "IndexError: " in str(e):
+                raise CompiledIndexError(str(e)) from None
+            raise
 
     run._boxed_call = True  # type: ignore[attr-defined]
     run.artifact = art  # type: ignore[attr-defined]
     return run
+
+
+class CompiledIndexError(IndexError, SymAssertionError):
+    """A compiled check that eager PyTorch reports as an IndexError (e.g. a mask of the wrong shape): its
+    message starts with `IndexError: ` (sym-mask-to-where writes them so)."""
 
 
 def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
