@@ -1,11 +1,16 @@
 // RUN: symopt %s --split-input-file --sym-mask-to-where | filecheck %s
 // RUN: symopt %s --split-input-file --sym-mask-to-where='debug=1' 2>&1 >/dev/null | filecheck %s --check-prefix=DEBUG
 
-// x[m] = 0.5: the value is a 0-d tensor of x's dtype.
+// x[m] = 0.5: the value is a 0-d tensor of x's dtype. The mask's dims must be the indexed ones (where
+// would broadcast a size-1 mask; eager raises IndexError).
 // CHECK-LABEL: func.func @index_put_scalar
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK: %[[V:.*]] = torch.vtensor.literal
 // CHECK-NOT: index_put
+// CHECK: %[[N:.*]] = torch.aten.size.int %[[M]], %int0
+// CHECK: %[[XN:.*]] = torch.aten.size.int %[[X]], %int0
+// CHECK: %[[EQ:.*]] = torch.aten.eq.int %[[N]], %[[XN]]
+// CHECK: torch.runtime.assert %[[EQ]], "IndexError: The shape of the mask at index 0 does not match the shape of the indexed tensor at index 0"
 // CHECK: %[[R:.*]] = torch.aten.where.self %[[M]], %[[V]], %[[X]] : !torch.vtensor<[?],i1>, !torch.vtensor<[],f32>, !torch.vtensor<[?],f32> -> !torch.vtensor<[?],f32>
 // CHECK-NOT: ListConstruct
 // CHECK: return %[[R]]
@@ -35,7 +40,7 @@ func.func @no_rewrite_when_value_is_data_dependent(%x: !torch.vtensor<[?],f32>, 
 
 // A row mask over a [?,4] tensor: the mask is unsqueezed to [?,1], the f64 row converted to f32.
 // CHECK-LABEL: func.func @index_put_row_mask_converts_value
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?,4],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>, %[[V:.*]]: !torch.vtensor<[4],f64>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?,4],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>, %[[V:[^:]*]]: !torch.vtensor<[4],f64>)
 // CHECK: %[[C:.*]] = torch.aten.to.dtype %[[V]], %int6, {{.*}} -> !torch.vtensor<[4],f32>
 // CHECK: %[[MB:.*]] = torch.aten.unsqueeze %[[M]], %int1 : !torch.vtensor<[?],i1>, !torch.int -> !torch.vtensor<[?,1],i1>
 // CHECK: torch.aten.where.self %[[MB]], %[[C]], %[[X]] : !torch.vtensor<[?,1],i1>, !torch.vtensor<[4],f32>, !torch.vtensor<[?,4],f32> -> !torch.vtensor<[?,4],f32>
@@ -50,7 +55,7 @@ func.func @index_put_row_mask_converts_value(%x: !torch.vtensor<[?,4],f32>, %m: 
 
 // x[:, m] += v: the mask lines up with dim 1 by broadcasting; accumulate adds before selecting.
 // CHECK-LABEL: func.func @index_put_mask_after_none_accumulate
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[2,?],si64>, %[[M:.*]]: !torch.vtensor<[?],i1>, %[[V:.*]]: !torch.vtensor<[],si64>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[2,?],si64>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>, %[[V:[^:]*]]: !torch.vtensor<[],si64>)
 // CHECK: %[[A:.*]] = torch.aten.add.Tensor %[[X]], %[[V]], %int1
 // CHECK: torch.aten.where.self %[[M]], %[[A]], %[[X]] : !torch.vtensor<[?],i1>, !torch.vtensor<[2,?],si64>, !torch.vtensor<[2,?],si64> -> !torch.vtensor<[2,?],si64>
 func.func @index_put_mask_after_none_accumulate(%x: !torch.vtensor<[2,?],si64>, %m: !torch.vtensor<[?],i1>, %v: !torch.vtensor<[],si64>) -> !torch.vtensor<[2,?],si64> {
@@ -77,7 +82,7 @@ func.func @no_rewrite_when_index_is_not_boolean(%x: !torch.vtensor<[?],f32>, %i:
 
 // x[m] += 1: the value is the selection of x + 1 through the same mask.
 // CHECK-LABEL: func.func @index_put_same_mask_selection
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK-NOT: index.Tensor
 // CHECK: %[[A:.*]] = torch.aten.add.Scalar %[[X]], %int1, %int1 : !torch.vtensor<[?],f32>, !torch.int, !torch.int -> !torch.vtensor<[?],f32>
 // CHECK: %[[R:.*]] = torch.aten.where.self %[[M]], %[[A]], %[[X]]
@@ -111,7 +116,7 @@ func.func @no_rewrite_when_value_uses_another_mask(%x: !torch.vtensor<[?],f32>, 
 // -----
 
 // CHECK-LABEL: func.func @sum_of_selection
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK: %[[Z:.*]] = torch.constant.float 0.000000e+00
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], %[[Z]] : !torch.vtensor<[?],i1>, !torch.vtensor<[?],f32>, !torch.float -> !torch.vtensor<[?],f32>
 // CHECK: %[[R:.*]] = torch.aten.sum.dim_IntList %[[W]], {{.*}} -> !torch.vtensor<[],f32>
@@ -146,7 +151,7 @@ func.func @no_rewrite_when_selection_is_returned(%x: !torch.vtensor<[?],f32>, %m
 
 // x[m].mean(): sum over the masked tensor divided by the number of selected elements.
 // CHECK-LABEL: func.func @mean_of_selection
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?,?],f32>, %[[M:.*]]: !torch.vtensor<[?,?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?,?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?,?],i1>)
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], %{{.*}} -> !torch.vtensor<[?,?],f32>
 // CHECK: %[[S:.*]] = torch.aten.sum %[[W]], %{{.*}} -> !torch.vtensor<[],f32>
 // CHECK: %[[N:.*]] = torch.aten.sum.dim_IntList %[[M]], {{.*}} : !torch.vtensor<[?,?],i1>, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[],si64>
@@ -164,7 +169,7 @@ func.func @mean_of_selection(%x: !torch.vtensor<[?,?],f32>, %m: !torch.vtensor<[
 
 // amax of a selection: -inf for unselected elements, and eager's error for an empty selection.
 // CHECK-LABEL: func.func @amax_of_selection
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK: %[[I:.*]] = torch.constant.float 0xFFF0000000000000
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], %[[I]]
 // CHECK: %[[N:.*]] = torch.aten.sum.dim_IntList %[[M]]
@@ -204,7 +209,7 @@ func.func @amin_prod_of_integer_selection(%x: !torch.vtensor<[?],si32>, %m: !tor
 
 // Rows selected by a mask over dim 0, summed over the selected dim: one sum per column.
 // CHECK-LABEL: func.func @sum_over_selected_dim
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?,4],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?,4],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK: %[[MB:.*]] = torch.aten.unsqueeze %[[M]], %int1 {{.*}} -> !torch.vtensor<[?,1],i1>
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[MB]], %[[X]], {{.*}} -> !torch.vtensor<[?,4],f32>
 // CHECK: %[[D:.*]] = torch.prim.ListConstruct %int0
@@ -242,7 +247,7 @@ func.func @no_rewrite_when_reduction_keeps_selected_dim(%x: !torch.vtensor<[?,4]
 // CHECK-LABEL: func.func @sum_keepdim_two_dim_mask
 // CHECK: %[[MB:.*]] = torch.aten.unsqueeze %{{.*}}, %int2 {{.*}} -> !torch.vtensor<[?,?,1],i1>
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[MB]]
-// CHECK: %[[D:.*]] = torch.prim.ListConstruct %int0, %int1
+// CHECK: %[[D:.*]] = torch.prim.ListConstruct %{{.*}}, %{{.*}} : (!torch.int, !torch.int)
 // CHECK: %[[S:.*]] = torch.aten.sum.dim_IntList %[[W]], %[[D]], %true, %none {{.*}} -> !torch.vtensor<[1,1,8],f32>
 // CHECK: torch.aten.squeeze.dim %[[S]], %{{.*}} : !torch.vtensor<[1,1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
 func.func @sum_keepdim_two_dim_mask(%x: !torch.vtensor<[?,?,8],f32>, %m: !torch.vtensor<[?,?],i1>) -> !torch.vtensor<[1,8],f32> {
@@ -260,7 +265,7 @@ func.func @sum_keepdim_two_dim_mask(%x: !torch.vtensor<[?,?,8],f32>, %m: !torch.
 
 // Masked MSE: (a[m] - b[m])**2 .mean(): the elementwise chain runs on the full tensors.
 // CHECK-LABEL: func.func @mean_of_elementwise_chain
-// CHECK-SAME: (%[[A:.*]]: !torch.vtensor<[?],f32>, %[[B:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[A:[^:]*]]: !torch.vtensor<[?],f32>, %[[B:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK-NOT: index.Tensor
 // CHECK: %[[D:.*]] = torch.aten.sub.Tensor %[[A]], %[[B]], %int1 : {{.*}} -> !torch.vtensor<[?],f32>
 // CHECK: %[[P:.*]] = torch.aten.pow.Tensor_Scalar %[[D]], %int2
@@ -302,7 +307,7 @@ func.func @no_rewrite_when_selection_feeds_a_scan(%x: !torch.vtensor<[?],f32>, %
 
 // x[m].sum() / x[m].numel() and the deferred assert on the selection's size: counts of the mask.
 // CHECK-LABEL: func.func @size_of_selection
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[M:.*]]: !torch.vtensor<[?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
 // CHECK: %[[C:.*]] = torch.aten.sum.dim_IntList %[[M]], {{.*}} -> !torch.vtensor<[],si64>
 // CHECK: %[[N:.*]] = torch.aten.Int.Tensor %[[C]]
 // CHECK: torch.aten.ge.int %[[N]], %int1
@@ -330,7 +335,7 @@ func.func @size_of_selection(%x: !torch.vtensor<[?],f32>, %m: !torch.vtensor<[?]
 // -----
 
 // CHECK-LABEL: func.func @masked_select_sum
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?,?],f32>, %[[M:.*]]: !torch.vtensor<[?,?],i1>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?,?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?,?],i1>)
 // CHECK-NOT: masked_select
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], {{.*}} -> !torch.vtensor<[?,?],f32>
 // CHECK: torch.aten.sum %[[W]]
@@ -345,7 +350,7 @@ func.func @masked_select_sum(%x: !torch.vtensor<[?,?],f32>, %m: !torch.vtensor<[
 
 // masked_scatter: source element cumsum(mask)-1 goes to each selected position.
 // CHECK-LABEL: func.func @masked_scatter
-// CHECK-SAME: (%[[X:.*]]: !torch.vtensor<[?,4],f32>, %[[M:.*]]: !torch.vtensor<[?,1],i1>, %[[S:.*]]: !torch.vtensor<[?],f32>)
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?,4],f32>, %[[M:[^:]*]]: !torch.vtensor<[?,1],i1>, %[[S:[^:]*]]: !torch.vtensor<[?],f32>)
 // CHECK: %[[MB:.*]] = torch.aten.expand_as %[[M]], %[[X]] {{.*}} -> !torch.vtensor<[?,4],i1>
 // CHECK: %[[FM:.*]] = torch.aten.flatten.using_ints %[[MB]]
 // CHECK: %[[POS:.*]] = torch.aten.cumsum %[[FM]], %{{.*}}, %int4 {{.*}} -> !torch.vtensor<[?],si64>
@@ -368,5 +373,21 @@ func.func @masked_scatter(%x: !torch.vtensor<[?,4],f32>, %m: !torch.vtensor<[?,1
 // DEBUG: left 'torch.aten.masked_scatter' alone: source and self have different dtypes
 func.func @no_rewrite_when_masked_scatter_dtypes_differ(%x: !torch.vtensor<[?],f32>, %m: !torch.vtensor<[?],i1>, %src: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],f32> {
   %r = torch.aten.masked_scatter %x, %m, %src : !torch.vtensor<[?],f32>, !torch.vtensor<[?],i1>, !torch.vtensor<[?],f64> -> !torch.vtensor<[?],f32>
+  return %r : !torch.vtensor<[?],f32>
+}
+
+// -----
+
+// A floating-point index always raises in eager: the compiled code raises the same IndexError.
+// CHECK-LABEL: func.func @index_put_float_index_raises
+// CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>
+// CHECK: %[[F:.*]] = torch.constant.bool false
+// CHECK: torch.runtime.assert %[[F]], "IndexError: tensors used as indices must be long, int, byte or bool tensors"
+// CHECK-NOT: index_put
+// CHECK: return %[[X]]
+func.func @index_put_float_index_raises(%x: !torch.vtensor<[?],f32>, %i: !torch.vtensor<[?],f32>, %v: !torch.vtensor<[],f32>) -> !torch.vtensor<[?],f32> {
+  %l = torch.prim.ListConstruct %i : (!torch.vtensor<[?],f32>) -> !torch.list<optional<vtensor>>
+  %false = torch.constant.bool false
+  %r = torch.aten.index_put %x, %l, %v, %false : !torch.vtensor<[?],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[],f32>, !torch.bool -> !torch.vtensor<[?],f32>
   return %r : !torch.vtensor<[?],f32>
 }
