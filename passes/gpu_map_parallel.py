@@ -99,11 +99,13 @@ class GpuMapParallel(SymPass):
     """Turn top-level scf.parallel loops (and other device work) of compute functions into gpu.launch."""
 
     name = "sym-gpu-map-parallel"
-    options = {"block-size": int}
+    options = {"block-size": int, "elements-per-thread": int}
     block_size = 256
+    elements_per_thread = 4
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
+        self.ept = max(1, getattr(self, "elements-per-thread", self.elements_per_thread))
         for fn in list(op.regions[0].blocks[0].operations):
             if fn.operation.name != "func.func" or sym.GUARD_FN_ATTR in fn.operation.attributes:
                 continue
@@ -122,10 +124,14 @@ class GpuMapParallel(SymPass):
 
         for child in list(block.operations):
             o = child.operation
-            if o.name == "scf.parallel":
+            if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
                 self._serial(run)
                 run = []
-                self._parallel(o, bs)
+                m = _match_reduction(o)
+                if m is not None:
+                    self._reduction(o, m)
+                else:
+                    self._parallel(o, bs)
             elif o.name in BARRIER_HOST_OPS:
                 self._serial(run)
                 run = []
@@ -159,6 +165,77 @@ class GpuMapParallel(SymPass):
             o.move_before(term.operation)
         self.bump("serial-launches")
 
+    # -- reduction: one block per output element ---------------------------------------------
+    def _reduction(self, root: ir.Operation, m: "_Reduction") -> None:
+        idx = ir.IndexType.get()
+        T = m.combine.results[0].type
+        with ir.InsertionPoint(root), root.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            nred = m.red_trips[0]
+            for t in m.red_trips[1:]:
+                nred = arith.MulIOp(nred, t).result
+            nout = c1
+            for t in m.par_trips:
+                nout = t if nout is c1 else arith.MulIOp(nout, t).result
+            # threads per block: 32..256, by the reduction length (a warp for short rows)
+            block = arith.ConstantOp(idx, 32).result
+            for width in (64, 128, 256):
+                w = arith.ConstantOp(idx, width).result
+                ge = arith.CmpIOp(arith.CmpIPredicate.uge, nred, w).result
+                block = arith.SelectOp(ge, w, block).result
+            launch = gpu.LaunchOp((nout, c1, c1), (block, c1, c1))
+            body = launch.regions[0].blocks[0]
+        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), root.location:
+            rem = bx
+            par_ivs = [None] * len(m.par_trips)
+            for k in range(len(m.par_trips) - 1, -1, -1):
+                if k == 0:
+                    par_ivs[k] = rem
+                else:
+                    par_ivs[k] = arith.RemUIOp(rem, m.par_trips[k]).result
+                    rem = arith.DivUIOp(rem, m.par_trips[k]).result
+            ident = arith.ConstantOp(T, m.identity).result
+            rfor = scf.ForOp(tx, nred, bdim, [ident])
+        if m.parallel is not None:
+            for arg, iv in zip(m.parallel.regions[0].blocks[0].arguments, par_ivs):
+                arg.replace_all_uses_with(iv)
+        with ir.InsertionPoint(rfor.body), root.location:
+            rem = rfor.induction_variable
+            red_ivs = [None] * len(m.red_trips)
+            for k in range(len(m.red_trips) - 1, -1, -1):
+                if k == 0:
+                    red_ivs[k] = rem
+                else:
+                    red_ivs[k] = arith.RemUIOp(rem, m.red_trips[k]).result
+                    rem = arith.DivUIOp(rem, m.red_trips[k]).result
+            yield_op = scf.YieldOp([rfor.inner_iter_args[0]])
+        for f, iv in zip(m.fors, red_ivs):
+            f.regions[0].blocks[0].arguments[0].replace_all_uses_with(iv)
+        for o in m.value_ops:
+            o.move_before(yield_op.operation)
+        with ir.InsertionPoint(yield_op.operation), root.location:
+            part = ir.Operation.create(m.combine.name, results=[T], operands=[rfor.inner_iter_args[0], m.value],
+                                       attributes={k: m.combine.attributes[k] for k in m.combine.attributes})
+            scf.YieldOp([part.results[0]])
+        yield_op.operation.erase()
+        with ir.InsertionPoint(body), root.location:
+            total = gpu.AllReduceOp(rfor.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
+                                    uniform=True).result
+            zero = arith.ConstantOp(idx, 0).result
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result
+            ifop = scf.IfOp(first)
+            gpu.TerminatorOp()
+        with ir.InsertionPoint(ifop.then_block), root.location:
+            y = scf.YieldOp([])
+        for o in m.index_ops + [m.acc_load, m.combine, m.store]:
+            o.move_before(y.operation)
+        for i, v in enumerate(m.combine.operands):
+            if v == m.value:
+                m.combine.operands[i] = total
+        root.erase()
+        self.bump("reduction-launches")
+
     # -- parallel nest -------------------------------------------------------------------------
     def _parallel(self, p: ir.Operation, bs: int) -> None:
         if len(p.results):
@@ -167,6 +244,9 @@ class GpuMapParallel(SymPass):
         lbs, ubs, steps = list(pv.lowerBound), list(pv.upperBound), list(pv.step)
         n = len(lbs)
         idx = ir.IndexType.get()
+        pbody = p.regions[0].blocks[0]
+        body_ops = [c.operation for c in pbody.operations if c.operation.name != "scf.reduce"]
+        ept = self.ept if all(_unrollable(o) for o in body_ops) else 1
         with ir.InsertionPoint(p), p.location:
             c1 = arith.ConstantOp(idx, 1).result
             trips = []
@@ -180,18 +260,13 @@ class GpuMapParallel(SymPass):
             for t in trips[1:]:
                 total = arith.MulIOp(total, t).result
             cbs = arith.ConstantOp(idx, bs).result
-            grid = arith.CeilDivUIOp(total, cbs).result
+            per_block = arith.ConstantOp(idx, bs * ept).result
+            grid = arith.CeilDivUIOp(total, per_block).result
             launch = gpu.LaunchOp((grid, c1, c1), (cbs, c1, c1))
             body = launch.regions[0].blocks[0]
         bx, tx = body.arguments[0], body.arguments[3]
-        with ir.InsertionPoint(body), p.location:
-            cbs_in = arith.ConstantOp(idx, bs).result
-            lin = arith.AddIOp(arith.MulIOp(bx, cbs_in).result, tx).result
-            ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
-            ifop = scf.IfOp(ok)
-            gpu.TerminatorOp()
-        then = ifop.then_block
-        with ir.InsertionPoint(then), p.location:
+
+        def delinearize(lin: ir.Value) -> list:
             ivs = [None] * n
             rem = lin
             for k in range(n - 1, -1, -1):
@@ -203,17 +278,190 @@ class GpuMapParallel(SymPass):
                 if not (_const(lbs[k]) == 0 and _const(steps[k]) == 1):
                     i = arith.AddIOp(lbs[k], arith.MulIOp(i, steps[k]).result).result
                 ivs[k] = i
-            y = scf.YieldOp([])
-        pbody = p.regions[0].blocks[0]
-        for arg, iv in zip(pbody.arguments, ivs):
-            arg.replace_all_uses_with(iv)
-        for child in list(pbody.operations):
-            o = child.operation
-            if o.name == "scf.reduce":
-                continue
-            o.move_before(y.operation)
+            return ivs
+
+        with ir.InsertionPoint(body), p.location:
+            base = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs * ept).result).result, tx).result
+            term = gpu.TerminatorOp()
+        if ept == 1:
+            with ir.InsertionPoint(term), p.location:
+                ok = arith.CmpIOp(arith.CmpIPredicate.ult, base, total).result
+                ifop = scf.IfOp(ok)
+            with ir.InsertionPoint(ifop.then_block), p.location:
+                ivs = delinearize(base)
+                y = scf.YieldOp([])
+            for arg, iv in zip(pbody.arguments, ivs):
+                arg.replace_all_uses_with(iv)
+            for o in body_ops:
+                o.move_before(y.operation)
+        else:
+            # `ept` elements per thread, `bs` apart (each warp access stays coalesced). The body is
+            # copied per element; all copies load and compute first (indices clamped into range), then
+            # each stores under its own bounds check, so the loads of all elements are in flight together.
+            stores: list = []
+            with ir.InsertionPoint(term), p.location:
+                zero = arith.ConstantOp(idx, 0).result
+                for j in range(ept):
+                    lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
+                    safe = arith.SelectOp(ok, lin, zero).result
+                    mapping = {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}
+                    for o in body_ops:
+                        if o.name == "memref.store":
+                            stores.append((ok, o, mapping))
+                            continue
+                        c = o.clone()
+                        for i, v in enumerate(list(c.operands)):
+                            if v in mapping:
+                                c.operands[i] = mapping[v]
+                        for r0, r1 in zip(o.results, c.results):
+                            mapping[r0] = r1
+                for ok, o, mapping in stores:
+                    ifop = scf.IfOp(ok)
+                    with ir.InsertionPoint(ifop.then_block):
+                        c = o.clone()
+                        for i, v in enumerate(list(c.operands)):
+                            if v in mapping:
+                                c.operands[i] = mapping[v]
+                        scf.YieldOp([])
         p.erase()
         self.bump("parallel-launches")
+
+
+def _unrollable(o: ir.Operation) -> bool:
+    """Ops an elementwise body may hold to be copied per element (no regions, no calls, one store kind)."""
+    if o.regions:
+        return False
+    return o.name in ("memref.load", "memref.store") or o.name.split(".")[0] in ("arith", "math", "index")
+
+
+# combining op -> (gpu.all_reduce kind, identity as an attribute builder)
+_COMBINE = {
+    "arith.addf": ("add", 0.0), "arith.mulf": ("mul", 1.0),
+    "arith.maximumf": ("maximumf", float("-inf")), "arith.minimumf": ("minimumf", float("inf")),
+    "arith.maxnumf": ("maxnumf", float("-inf")), "arith.minnumf": ("minnumf", float("inf")),
+    "arith.addi": ("add", 0), "arith.muli": ("mul", 1), "arith.maxsi": ("maxsi", -(2 ** 31)),
+    "arith.minsi": ("minsi", 2 ** 31 - 1), "arith.andi": ("and", -1), "arith.ori": ("or", 0),
+    "arith.xori": ("xor", 0),
+}
+
+
+class _Reduction:
+    """A matched reduction nest: [scf.parallel over outputs] > scf.for chain over the reduced dims >
+    body `acc = load out[I]; new = combine(value, acc); store new, out[I]`."""
+
+    def __init__(self, **kw) -> None:
+        self.__dict__.update(kw)
+
+    @property
+    def identity(self) -> ir.Attribute:
+        t = self.combine.results[0].type
+        v = _COMBINE[self.combine.name][1]
+        return ir.FloatAttr.get(t, v) if isinstance(v, float) else ir.IntegerAttr.get(t, v)
+
+
+def _defined_in(v: ir.Value, blocks: list) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return any(owner == b for b in blocks)
+    op = owner.operation if hasattr(owner, "operation") else owner
+    b = op.block
+    while True:
+        if any(b == x for x in blocks):
+            return True
+        parent = b.owner  # the op holding the block
+        if parent is None:
+            return False
+        parent = parent.operation if hasattr(parent, "operation") else parent
+        if parent.name in ("func.func", "builtin.module"):
+            return False
+        b = parent.block
+
+
+def _match_reduction(root: ir.Operation) -> "_Reduction | None":
+    """The reduction pattern of linalg's parallel-loop lowering, or None (mapped one thread per output)."""
+    parallel = None
+    par_trips: list = []
+    top = root
+    if root.name == "scf.parallel":
+        if len(root.results):
+            return None
+        pv = root.opview
+        if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
+            return None
+        ops = [o.operation for o in root.regions[0].blocks[0].operations if o.operation.name != "scf.reduce"]
+        if len(ops) != 1 or ops[0].name != "scf.for":
+            return None
+        parallel, par_trips, top = root, list(pv.upperBound), ops[0]
+    fors: list = []
+    f = top
+    while f is not None and f.name == "scf.for":
+        fv = f.opview
+        if len(f.results) or _const(fv.lowerBound) != 0 or _const(fv.step) != 1:
+            return None
+        fors.append(f)
+        ops = [o.operation for o in f.regions[0].blocks[0].operations]
+        inner = [o for o in ops if o.name != "scf.yield"]
+        if len(inner) == 1 and inner[0].name == "scf.for":
+            f = inner[0]
+        else:
+            f = None
+    if not fors:
+        return None
+    loop_blocks = [x.regions[0].blocks[0] for x in fors] + ([parallel.regions[0].blocks[0]] if parallel else [])
+    for x in fors:  # bounds must be computable outside the nest
+        if _defined_in(x.opview.upperBound, loop_blocks):
+            return None
+    body = fors[-1].regions[0].blocks[0]
+    ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
+    stores = [o for o in ops if o.name == "memref.store"]
+    if len(stores) != 1:
+        return None
+    store = stores[0]
+    out = store.operands[1]
+    idxs = list(store.operands)[2:]
+    comb = store.operands[0].owner
+    if isinstance(comb, ir.Block):
+        return None
+    comb = comb.operation if hasattr(comb, "operation") else comb
+    if comb.name not in _COMBINE or not (comb.block == body) or str(comb.results[0].type) not in ("f32", "i32"):
+        return None
+    loads = [o for o in ops if o.name == "memref.load" and o.operands[0] == out]
+    if len(loads) != 1:
+        return None
+    load = loads[0]
+    if list(load.operands)[1:] != idxs:
+        return None
+    a, b = comb.operands[0], comb.operands[1]
+    if a == load.results[0]:
+        value = b
+    elif b == load.results[0]:
+        value = a
+    else:
+        return None
+    if len(list(load.results[0].uses)) != 1 or len(list(comb.results[0].uses)) != 1:
+        return None
+    # index ops of the output (inside the body, depending only on outer values) move with the store
+    index_ops = []
+    red_blocks = [x.regions[0].blocks[0] for x in fors]
+    for v in idxs:
+        if _defined_in(v, red_blocks):
+            o = v.owner
+            if isinstance(o, ir.Block):
+                return None
+            o = o.operation if hasattr(o, "operation") else o
+            if o.block != body or any(_defined_in(w, red_blocks) for w in o.operands) or len(o.regions):
+                return None
+            index_ops.append(o)
+    value_ops = [o for o in ops if not any(o == x for x in [load, comb, store] + index_ops)]
+    for o in value_ops:
+        if o.name in ("memref.store", "memref.copy") or o.regions:
+            return None
+        if o.name == "memref.load" and o.operands[0] == out:
+            return None
+    return _Reduction(parallel=parallel, par_trips=par_trips, fors=fors,
+                      red_trips=[x.opview.upperBound for x in fors], value_ops=value_ops, value=value,
+                      acc_load=load, combine=comb, store=store, index_ops=index_ops, kind=_COMBINE[comb.name][0])
 
 
 def _const(v: ir.Value):
@@ -414,3 +662,40 @@ class GpuDeviceAsserts(SymPass):
                 f = f.operation
                 if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == _NESTED_ASSERT_MARKER:
                     f.erase()
+
+
+@register
+class GpuFPowI32(SymPass):
+    """Give math.fpowi an i32 exponent: libdevice's `__nv_powif`/`__nv_powi` take `int`, and
+    convert-gpu-to-nvvm would otherwise declare them with the i64 exponent torch-mlir produces
+    (x ** 2 then reads a garbage exponent and returns NaN). Exponents beyond i32 saturate."""
+
+    name = "sym-gpu-fpowi-i32"
+
+    def run(self, op: ir.Operation) -> None:
+        from torch_mlir.dialects import math as math_d
+
+        found: list[ir.Operation] = []
+
+        def walk(o: ir.Operation) -> None:
+            for region in o.regions:
+                for block in region.blocks:
+                    for c in block.operations:
+                        c = c.operation
+                        if c.name == "math.fpowi" and str(c.operands[1].type) != "i32":
+                            found.append(c)
+                        walk(c)
+
+        walk(op)
+        i32 = ir.IntegerType.get_signless(32)
+        for c in found:
+            with ir.InsertionPoint(c), c.location:
+                e = c.operands[1]
+                wide = e.type
+                lo = arith.ConstantOp(wide, -(2 ** 31)).result
+                hi = arith.ConstantOp(wide, 2 ** 31 - 1).result
+                clamped = arith.MinSIOp(arith.MaxSIOp(e, lo).result, hi).result
+                new = math_d.FPowIOp(c.operands[0], arith.TruncIOp(i32, clamped).result)
+            c.results[0].replace_all_uses_with(new.result)
+            c.erase()
+            self.bump("fpowi-narrowed")

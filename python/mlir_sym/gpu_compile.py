@@ -27,8 +27,8 @@ import torch.fx as fx
 from torch_mlir import ir
 
 from mlir_sym.capture import (
-    CompileStats, UnsupportedOpError, _explain_lowering_failure, _func, _guard_fn, _hints, _output_plans,
-    _pretty_loc, _sizes_fn, _solve_symbols, _source_reader, _assert_msgs,
+    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _explain_lowering_failure, _func, _guard_fn,
+    _hints, _output_plans, _pretty_loc, _sizes_fn, _solve_symbols, _source_reader,
 )
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
@@ -94,6 +94,8 @@ def compile_graph(
         device=device,
     )
     artifact.source_ir = source_ir
+    if getattr(ig, "derived", None):  # float scalars computed from sizes: trailing compute inputs
+        artifact.derived_fn = _derived_fn(ig)
     artifact.gpu = variants[-1].keepalive["gpu"]  # generic variant: host source, PTX, kernels (inspection)
     stats.guards_before = sum(1 for c in artifact.checks if c[0] != "bind")
     log.info("compiled %s for %s (%d variants, %d kernels): import %.3fs, lower %.3fs, ptx+load %.3fs",
@@ -120,13 +122,16 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         try:
             run_named("torch-to-linalg", compute_mod, ctx)
         except LoweringError as e:
-            raise UnsupportedOpError(_explain_lowering_failure(str(e))) from None
+            raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None))) from None
         try:
             run_named(PIPELINE, compute_mod, ctx)
         except LoweringError as e:
             raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
         assert_msgs = _assert_msgs(compute_mod, name)
         run_named("guards-to-llvm", guards_mod, ctx)
+        for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
+            if op.operation.name == "sym.symbol":
+                op.operation.erase()
         program, llvm_ir = lower_compute(compute_mod, name)
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()

@@ -62,7 +62,7 @@ PIPELINES: dict[str, str] = {
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "sym-gpu-library-calls, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
         "canonicalize, sym-gpu-map-parallel, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
-        "sym-gpu-device-asserts, canonicalize, cse, "
+        "sym-gpu-device-asserts, sym-gpu-fpowi-i32, canonicalize, cse, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-gpu-to-nvvm, "
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -52,10 +53,21 @@ def gpu_module_to_llvm_ir(gpu_modules) -> list[str]:
                 for child in op.regions[0].blocks[0].operations:
                     child.operation.clone()
             try:
-                out.append(llvm_d.translate_module_to_llvmir(m.operation))
+                out.append(_fix_special_floats(llvm_d.translate_module_to_llvmir(m.operation)))
             except Exception as e:  # noqa: BLE001 - translation reports through a generic error
                 raise PTXError(f"cannot translate the kernels to LLVM IR: {e}\n{m}") from None
     return out
+
+
+_SPECIAL = {"-inf": "0xFFF0000000000000", "inf": "0x7FF0000000000000", "+inf": "0x7FF0000000000000",
+            "nan": "0x7FF8000000000000", "+nan": "0x7FF8000000000000", "-nan": "0xFFF8000000000000"}
+_SPECIAL_RE = re.compile(r"(?<![\w%@.$\"-])([+-]?inf|[+-]?nan)(?![\w.\"])")
+
+
+def _fix_special_floats(text: str) -> str:
+    """The translation prints float infinities/NaNs as `-inf`/`nan`, which LLVM's IR parser rejects;
+    write them as the hexadecimal (double-format) constants it accepts for float and double."""
+    return _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
 
 
 def find_libdevice() -> str | None:

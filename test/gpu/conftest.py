@@ -1,0 +1,33 @@
+"""Fixtures of the GPU tests (test/gpu): a clean Dynamo and backend per test, and the e2e cases of
+test/python/cases.py on the import path."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_compiler():
+    torch = pytest.importorskip("torch")
+    import torch._dynamo
+
+    from mlir_sym import backend
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    backend.stats.reset()
+    backend._CACHE.clear()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def dynamo_graphs():
+    import torch._dynamo
+
+    return lambda: torch._dynamo.utils.counters["stats"]["unique_graphs"]

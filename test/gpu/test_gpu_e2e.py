@@ -1,0 +1,152 @@
+"""GPU end to end: `torch.compile(..., backend="mlir_sym", dynamic=True)` on CUDA tensors against eager
+CUDA PyTorch. Every case of test/python/cases.py is compiled once and run on several sizes (one
+compilation must serve them all), plus GPU-specific checks: many sizes of one pointwise graph without
+recompiling, odd sizes, non-default streams, non-contiguous inputs, matmuls through cuBLAS, a launch
+error that names its kernel, device asserts.
+
+Skips (cleanly) without a CUDA device:  pytest -q test/gpu/test_gpu_e2e.py [-k name]
+"""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import torch.nn as nn  # noqa: E402
+
+from cases import CASES, Case  # noqa: E402
+from mlir_sym import backend  # noqa: E402
+
+DEV = "cuda"
+# Cases known not to work on the GPU path yet (strict xfail: a fix must remove the entry).
+GPU_XFAIL: dict[str, str] = {}
+
+
+def _cuda(args):
+    return tuple(a.to(DEV) if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def _build(c: Case):
+    fn = c.build()
+    return fn.to(DEV) if isinstance(fn, nn.Module) else fn
+
+
+def _tol(c: Case) -> dict:
+    return {"atol": max(c.atol or 0.0, 1e-4), "rtol": max(c.rtol or 0.0, 1e-4)}
+
+
+def _params(cases):
+    out = []
+    for c in cases:
+        reason = c.xfail or GPU_XFAIL.get(c.name)
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        out.append(pytest.param(c, id=c.name, marks=marks))
+    return out
+
+
+def _artifact():
+    assert len(backend._CACHE) >= 1
+    return list(backend._CACHE.values())[-1]
+
+
+@pytest.mark.parametrize("case", _params(CASES))
+def test_case_dynamic(case: Case, dynamo_graphs):
+    with torch.device(DEV):  # tensors the cases make inside (torch.ones, arange) are CUDA tensors too
+        fn = _build(case)
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n in case.sizes:
+        args = _cuda(case.inputs(n))
+        with torch.no_grad(), torch.device(DEV):
+            expected = fn(*args)
+            got = compiled(*args)
+        torch.testing.assert_close(got, expected, **_tol(case), msg=lambda m: f"{case.name}, size {n}: {m}")
+    assert dynamo_graphs() == case.graphs, "Dynamo recompiled for a new size"
+    assert backend.stats.compiles == case.graphs, "mlir_sym compiled more than once per graph"
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+
+
+def test_pointwise_every_size_one_compile(dynamo_graphs):
+    def f(x):
+        return torch.exp(x + 1)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    shapes = [(3, 5), (1000, 777), (2, 3), (257, 3), (8192, 4096), (2, 1 << 20)]
+    for s in shapes:
+        x = torch.randn(*s, device=DEV)
+        torch.testing.assert_close(cf(x), f(x), atol=1e-5, rtol=1e-5)
+    assert backend.stats.compiles == 1 and dynamo_graphs() == 1
+    art = _artifact()
+    assert art.device.type == "cuda"
+    assert len(art.gpu["kernels"]) == 1, art.gpu["host_source"]
+    assert ".entry" in art.gpu["ptx"] and "ld.global" in art.gpu["ptx"]
+
+
+def test_rowsum_softmax_odd_sizes():
+    def f(x):
+        return x.sum(-1), torch.softmax(x, -1)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for s in [(1000, 777), (7, 3), (64, 4096), (3, 20000)]:
+        x = torch.randn(*s, device=DEV)
+        got, want = cf(x), f(x)
+        torch.testing.assert_close(got[0], want[0], atol=1e-3, rtol=1e-4)
+        torch.testing.assert_close(got[1], want[1], atol=1e-5, rtol=1e-4)
+    assert backend.stats.compiles == 1
+
+
+def test_mlp_uses_cublas():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 16)).to(DEV).eval()
+    cf = torch.compile(m, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        for b in (5, 17, 300):
+            x = torch.randn(b, 32, device=DEV)
+            torch.testing.assert_close(cf(x), m(x), atol=1e-4, rtol=1e-4)
+    assert backend.stats.compiles == 1
+    assert _artifact().gpu["library_calls"] >= 2
+
+
+def test_noncontiguous_and_offset_inputs():
+    def f(x, y):
+        return x * 2 + y
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for m, n in [(6, 9), (33, 65)]:
+        base = torch.randn(n, m, device=DEV)
+        x = base.t()  # non-contiguous
+        y = torch.randn(m + 1, n, device=DEV)[1:]  # storage offset
+        torch.testing.assert_close(cf(x, y), f(x, y))
+
+
+def test_side_stream():
+    def f(x):
+        return torch.tanh(x) * 3
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    x = torch.randn(4096, 513, device=DEV)
+    cf(x)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        y = cf(x)
+    s.synchronize()
+    torch.testing.assert_close(y, f(x))
+
+
+def test_launch_error_names_kernel():
+    from mlir_sym.runtime.cuda import KernelLaunchError
+
+    def f(x):
+        return x + 1
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    x = torch.randn(10, device=DEV)
+    cf(x)
+    var = _artifact().generic
+    rt = var.compute.runtime
+    name, k = next(iter(var.compute.module.kernels.items()))
+    nargs = sum(3 + 2 * p.rank if p.kind == "memref" else 1 for p in k.params)
+    with pytest.raises(KernelLaunchError, match=rf"{name}.*block \(4096, 1, 1\)"):
+        rt.launch(k, 1, 1, 1, 4096, 1, 1, 0, (0,) * nargs)
