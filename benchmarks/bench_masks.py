@@ -1,0 +1,163 @@
+"""Masked model code: graph breaks, recompiles and CPU runtime, mlir_sym vs inductor vs eager.
+
+For each pattern of test/python/test_masks.py (one source of truth), in one run:
+  * breaks(default): graph breaks under Dynamo's default settings (x[mask] has a data-dependent
+    size: Dynamo breaks the graph there for every backend);
+  * with `capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True` (README, "Dynamo
+    settings"), for mlir_sym and for inductor, both `dynamic=True`: graph breaks, compiled graphs
+    and recompiles over several sizes with random, all-true and all-false masks, and whether every
+    result matched eager;
+  * runtime at a benchmark size (median of repeated calls, random mask) vs eager.
+
+    python benchmarks/bench_masks.py                 # every pattern, mlir_sym and inductor
+    python benchmarks/bench_masks.py --quick         # fewer repeats, no inductor
+    python benchmarks/bench_masks.py -k masked_sum -k ragged_pack_zero
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import torch
+import torch._dynamo
+from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
+
+import test_masks as T  # noqa: E402
+
+from mlir_sym import backend as msb  # noqa: E402
+
+BENCH_N = {"attention_padding_mask": 256, "top_k_filter": 2048, "label_smoothing_ignore_index": 4096,
+           "image_token_merge": 1024, "ragged_pack_zero": 1024}
+DEFAULT_N = 8192
+
+
+def _reset() -> None:
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    msb.stats.reset()
+    msb._CACHE.clear()
+
+
+def _breaks() -> int:
+    return sum(torch._dynamo.utils.counters["graph_break"].values())
+
+
+def _graphs() -> int:
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
+
+
+def default_breaks(case) -> int:
+    """Graph breaks with Dynamo's default settings (backend-independent: measured with 'eager')."""
+    _reset()
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=False, capture_scalar_outputs=False):
+        f = torch.compile(case.fn, backend="eager", dynamic=True)
+        for n in case.sizes:
+            T._call(f, case.inputs(n, "random"))
+    return _breaks()
+
+
+def check(case, name: str) -> dict:
+    """Compile with `name`, run every size and mask kind: breaks, graphs, recompiles, correctness."""
+    _reset()
+    out = {"ok": True, "error": ""}
+    with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS):
+        f = torch.compile(case.fn, backend=name, dynamic=True)
+        t0 = time.perf_counter()
+        try:
+            T.run_case(case, f)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            out["ok"], out["error"] = False, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
+        out["compile_run_s"] = time.perf_counter() - t0
+        out["breaks"] = _breaks()
+        out["graphs"] = _graphs()
+        # compilations of the pattern's own frame beyond the first (resume frames after a break aside)
+        out["recompiles"] = max(0, len(_debug_get_cache_entry_list(case.fn.__code__)) - 1)
+    return out
+
+
+def timeit(fn, args, repeat: int) -> float:
+    with torch.no_grad():
+        for _ in range(3):
+            fn(*args)
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn(*args)
+            ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def runtime(case, name: str | None, repeat: int) -> float | None:
+    n = BENCH_N.get(case.name, DEFAULT_N)
+    args = case.inputs(n, "random")
+    if name is None:
+        return timeit(case.fn, args, repeat)
+    _reset()
+    with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS):
+        f = torch.compile(case.fn, backend=name, dynamic=True)
+        try:
+            T._call(f, case.inputs(case.sizes[0], "random"))  # compile on a small size: sizes are symbolic
+            return timeit(f, args, repeat)
+        except Exception:  # noqa: BLE001
+            return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-k", action="append", default=[], help="only patterns whose name contains this")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats, no inductor")
+    ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--repeat", type=int, default=None)
+    a = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    repeat = a.repeat or (5 if a.quick else 20)
+    backends = ["mlir_sym"] + ([] if a.quick or a.no_inductor else ["inductor"])
+    cases = [c for c in T.CASES if not a.k or any(k in c.name for k in a.k)]
+    torch.set_num_threads(1)  # comparable single-thread timings on a shared machine
+
+    rows = []
+    for c in cases:
+        row = {"name": c.name, "n": BENCH_N.get(c.name, DEFAULT_N), "default": default_breaks(c)}
+        row["eager_ms"] = runtime(c, None, repeat) * 1e3
+        for b in backends:
+            row[b] = check(c, b)
+            t = runtime(c, b, repeat)
+            row[b]["ms"] = None if t is None else t * 1e3
+        rows.append(row)
+        print(f"  done {c.name}", file=sys.stderr, flush=True)
+
+    def cells(r: dict, b: str) -> str:
+        d = r[b]
+        ms = "fail" if d["ms"] is None else f"{d['ms']:.3f} ({r['eager_ms'] / d['ms']:.2f}x)"
+        return f"{d['breaks']:>6d} {d['recompiles']:>6d} {'ok' if d['ok'] else 'WRONG':>5s} {ms:>17s}"
+
+    print()
+    print("command: python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]))
+    print(f"torch {torch.__version__}, CPU, 1 thread, median of {repeat} calls at size n (random mask). "
+          f"'default breaks': graph breaks under Dynamo's default settings (any backend). Per backend, with "
+          f"capture_dynamic_output_shape_ops=True and dynamic=True, over sizes {T.CASES[0].sizes} x "
+          f"random/all-true/all-false masks: graph breaks, recompiles, results vs eager, time (speedup vs eager).")
+    top = f"{'':30s} {'':>5s} {'default':>7s} {'eager':>9s} " + " ".join(f"| {b:^37s}" for b in backends)
+    head = f"{'pattern':30s} {'n':>5s} {'breaks':>7s} {'ms':>9s} " + " ".join(
+        f"| {'breaks':>6s} {'recomp':>6s} {'vs':>5s} {'ms (speedup)':>17s}" for _ in backends)
+    print(top)
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['name']:30s} {r['n']:5d} {r['default']:7d} {r['eager_ms']:9.3f} "
+              + " ".join(f"| {cells(r, b)}" for b in backends))
+    for r in rows:
+        for b in backends:
+            if r[b]["error"]:
+                print(f"  {r['name']} [{b}]: {r[b]['error']}")
+
+
+if __name__ == "__main__":
+    main()
