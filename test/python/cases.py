@@ -372,6 +372,15 @@ def bool_masks(x, y):
     return m, torch.where(m, x, 0.0), m.sum(dim=1), m.any(dim=0), torch.logical_xor(x > 0, y > 0)
 
 
+def _graph_break(x):
+    y = torch.tanh(x) * 2
+    torch._dynamo.graph_break()  # two graphs, each compiled once for all sizes
+    return y.sum(0) + x.shape[0]
+
+
+add(Case("graph_break", _fn(_graph_break), lambda n: (randn(n, n, 6),), graphs=2))
+
+
 # ---------------------------------------------------------------------------------------------
 # small models
 
