@@ -196,29 +196,45 @@ class GpuMapParallel(SymPass):
                     par_ivs[k] = arith.RemUIOp(rem, m.par_trips[k]).result
                     rem = arith.DivUIOp(rem, m.par_trips[k]).result
             ident = arith.ConstantOp(T, m.identity).result
-            rfor = scf.ForOp(tx, nred, bdim, [ident])
+            U = self.ept  # elements per thread and iteration: their loads are in flight together
+            stride = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
+            rfor = scf.ForOp(tx, nred, stride, [ident])
         if m.parallel is not None:
             for arg, iv in zip(m.parallel.regions[0].blocks[0].arguments, par_ivs):
                 arg.replace_all_uses_with(iv)
+        for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]
         with ir.InsertionPoint(rfor.body), root.location:
-            rem = rfor.induction_variable
-            red_ivs = [None] * len(m.red_trips)
-            for k in range(len(m.red_trips) - 1, -1, -1):
-                if k == 0:
-                    red_ivs[k] = rem
-                else:
-                    red_ivs[k] = arith.RemUIOp(rem, m.red_trips[k]).result
-                    rem = arith.DivUIOp(rem, m.red_trips[k]).result
-            yield_op = scf.YieldOp([rfor.inner_iter_args[0]])
-        for f, iv in zip(m.fors, red_ivs):
-            f.regions[0].blocks[0].arguments[0].replace_all_uses_with(iv)
-        for o in m.value_ops:
-            o.move_before(yield_op.operation)
-        with ir.InsertionPoint(yield_op.operation), root.location:
-            part = ir.Operation.create(m.combine.name, results=[T], operands=[rfor.inner_iter_args[0], m.value],
-                                       attributes={k: m.combine.attributes[k] for k in m.combine.attributes})
-            scf.YieldOp([part.results[0]])
-        yield_op.operation.erase()
+            iv = rfor.induction_variable
+            vals = []
+            for u in range(U):
+                lin = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(bdim, arith.ConstantOp(idx, u).result).result).result
+                ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, nred).result if u else None
+                safe = arith.SelectOp(ok, lin, iv).result if u else lin
+                rem = safe
+                mapping = {}
+                for k in range(len(m.red_trips) - 1, -1, -1):
+                    if k == 0:
+                        mapping[for_ivs[k]] = rem
+                    else:
+                        mapping[for_ivs[k]] = arith.RemUIOp(rem, m.red_trips[k]).result
+                        rem = arith.DivUIOp(rem, m.red_trips[k]).result
+                for o in m.value_ops:
+                    c = o.clone()
+                    for i, v in enumerate(list(c.operands)):
+                        if v in mapping:
+                            c.operands[i] = mapping[v]
+                    for r0, r1 in zip(o.results, c.results):
+                        mapping[r0] = r1
+                v = mapping.get(m.value, m.value)
+                vals.append(arith.SelectOp(ok, v, ident).result if u else v)
+            attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
+
+            def comb(a, b):
+                return ir.Operation.create(m.combine.name, results=[T], operands=[a, b], attributes=attrs).results[0]
+
+            while len(vals) > 1:  # a tree: fewer dependent steps
+                vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+            scf.YieldOp([comb(rfor.inner_iter_args[0], vals[0])])
         with ir.InsertionPoint(body), root.location:
             total = gpu.AllReduceOp(rfor.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
                                     uniform=True).result

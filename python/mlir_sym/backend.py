@@ -153,9 +153,14 @@ class CompiledIndexError(IndexError, SymAssertionError):
 
 
 def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
-    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+    devices = {t.device.type for t in tensors}
+    if devices == {"cpu", "cuda"} and all(t.dim() == 0 for t in tensors if t.device.type == "cpu"):
+        devices = {"cuda"}  # CPU scalars beside CUDA tensors, as eager allows: the GPU runtime moves them
     if len(devices) > 1:
-        raise RuntimeError(f"mlir_sym: inputs on mixed devices {sorted(devices)}; move them to one device")
+        shapes = [f"{t.device.type}{list(t.shape)}" for t in tensors]
+        raise RuntimeError(f"mlir_sym: inputs on mixed devices {sorted(devices)}; move them to one device "
+                           f"(inputs: {', '.join(shapes)})")
     other = devices - {"cpu", "cuda"}
     if other:
         raise RuntimeError(f"mlir_sym: device '{other.pop()}' is not supported by this build (CPU and CUDA only)")

@@ -83,7 +83,10 @@ def compile_graph(
         hints = _hints(ig)
         if hints:
             specs.append(hints)
-    variants = [_compile_variant(ig, name, spec, stats, device) for spec in specs + [{}]]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    cpu_inputs = [i for i, n in enumerate(placeholders)
+                  if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].device.type == "cpu"]
+    variants = [_compile_variant(ig, name, spec, stats, device, cpu_inputs) for spec in specs + [{}]]
     artifact = Artifact(
         name=name,
         variants=variants,
@@ -104,7 +107,7 @@ def compile_graph(
 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
-                     device: torch.device) -> Variant:
+                     device: torch.device, cpu_inputs: Sequence[int] = ()) -> Variant:
     from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
 
     ctx = ig.context
@@ -139,7 +142,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
     t3 = time.perf_counter()
     cmod = CudaModule(ptx, program.kernels, device) if program.kernels else _NoKernels(device)
-    host = HostCall(program.source, "host", cmod, Runtime(device))
+    host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs)
     stats.jit_s += time.perf_counter() - t2
     stats.extra.setdefault("ptx_s", 0.0)
     stats.extra["ptx_s"] += t3 - t2

@@ -4,18 +4,20 @@
 // RUN: %PYTHON -m mlir_sym.gpu_compile %s --emit=host | filecheck %s --check-prefix=HOST
 // RUN: %PYTHON -m mlir_sym.gpu_compile %s --emit=ptx | filecheck %s --check-prefix=PTX
 
-// The fused pointwise chain is one launch over the linearized [m, n] space (ceil(m*n/256) blocks of
-// 256 threads); the row sum is a fill launch and a reduction launch (one thread per row).
+// The fused pointwise chain is one launch over the linearized [m, n] space: blocks of 256 threads,
+// 4 elements per thread (ceil(m*n/1024) blocks). The row sum is a fill launch, then one block per row
+// (32..256 threads by the row length) that reduces with gpu.all_reduce (warp shuffles).
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    memref<?x?xf32>
 // CHECK-SAME:    -> i32
 // CHECK:         %[[M:.*]] = memref.dim %{{.*}}, %c0
 // CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:         %[[T:.*]] = arith.muli %[[M]], %[[N]] : index
-// CHECK:         %[[G:.*]] = arith.ceildivui %[[T]], %c256
+// CHECK:         %[[G:.*]] = arith.ceildivui %[[T]], %c1024
 // CHECK:         gpu.launch_func  @main_kernel::@main_kernel blocks in (%[[G]], %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.launch_func  @main_kernel_0::@main_kernel_0
-// CHECK:         gpu.launch_func  @main_kernel_1::@main_kernel_1
+// CHECK:         %[[B:.*]] = arith.select %{{.*}}, %c256, %{{.*}} : index
+// CHECK:         gpu.launch_func  @main_kernel_1::@main_kernel_1 blocks in (%[[M]], %c1, %c1) threads in (%[[B]], %c1, %c1)
 // CHECK:         return %{{.*}} : i32
 // CHECK:       gpu.module @main_kernel
 // CHECK:         llvm.func @main_kernel(
@@ -28,6 +30,9 @@
 // CHECK:           llvm.store
 // CHECK:       gpu.module @main_kernel_0
 // CHECK:       gpu.module @main_kernel_1
+// CHECK:         llvm.mlir.global internal @{{.*}}() {addr_space = 3 : i32}
+// CHECK:         nvvm.shfl.sync bfly
+// CHECK:         nvvm.barrier
 // CHECK-NOT:   scf.parallel
 
 // HOST:      def host(v0, v1, v2):
@@ -36,6 +41,7 @@
 // HOST:        rt.launch(K_main_kernel_1,
 // HOST:        return
 // HOST: # kernel main_kernel: index, index, memref/2, f32, f32, memref/2
+// HOST: # kernel main_kernel_1: memref/2, index, memref/1
 
 // PTX: .target sm_90
 // PTX: .visible .entry main_kernel(
@@ -43,6 +49,7 @@
 // PTX: st.global
 // PTX: .visible .entry main_kernel_0(
 // PTX: .visible .entry main_kernel_1(
+// PTX: shfl.sync.bfly
 
 func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index

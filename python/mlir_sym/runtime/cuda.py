@@ -295,7 +295,8 @@ class HostCall:
     """The artifact's compute callable: the generated host function bound to its runtime and kernels.
     Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
 
-    def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime) -> None:
+    def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime,
+                 cpu_inputs: Sequence[int] = ()) -> None:
         ns: dict[str, Any] = {"rt": runtime, "math": math}
         for name, k in module.kernels.items():
             ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
@@ -304,6 +305,11 @@ class HostCall:
         self.source = source
         self.module = module
         self.runtime = runtime
+        self.cpu_inputs = list(cpu_inputs)  # CPU scalar tensors among the inputs: copied to the device
 
     def __call__(self, values: Sequence[Any]) -> int:
+        if self.cpu_inputs:
+            values = list(values)
+            for i in self.cpu_inputs:
+                values[i] = values[i].to(self.runtime.device, non_blocking=True)
         return self.fn(*values)
