@@ -227,6 +227,12 @@ class Builder:
         lo, hi = INT_RANGE.get(dtype, INT_RANGE["si64"])
         return self.int(int(max(lo, min(hi, value))) if abs(value) != float("inf") else (lo if value < 0 else hi))
 
+    def bool_tensor(self, value: bool) -> ir.Value:
+        """A 0-d boolean tensor (where.ScalarOther takes no bool scalar; an int one would promote)."""
+        i1 = ir.IntegerType.get_signless(1, self.ctx)
+        attr = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i1), ir.IntegerAttr.get(i1, int(value)))
+        return self.op("torch.vtensor.literal", [], VT((), "i1"), {"value": attr})
+
     def unsqueeze_right(self, v: ir.Value, t: VT, rank: int) -> tuple[ir.Value, VT]:
         while t.rank < rank:
             t = VT(t.dims + (1,), t.dtype)
@@ -555,6 +561,8 @@ class MaskToWhere(SymPass):
         fv, ft = self._full(s)
         mb = self._mask_for(b, s, ft.rank)
         wt = VT(broadcast(ft.dims, s.mask_t.dims + (1,) * (ft.rank - s.j - s.k) if s.kind == "index" else s.mask_t.dims), ft.dtype)
+        if ft.dtype == "i1":  # -inf (identity of max) is false, +inf (of min) true
+            return b.op("torch.aten.where.self", [mb, fv, b.bool_tensor(identity > 0)], wt), wt
         return b.op("torch.aten.where.ScalarOther", [mb, fv, b.scalar(identity, ft.dtype)], wt), wt
 
     def _ones_where(self, b: Builder, s: Sel) -> tuple[ir.Value, VT]:
@@ -570,6 +578,7 @@ class MaskToWhere(SymPass):
         """The number of selected rows, a 0-d si64 tensor."""
         if s.kind == "index":
             return b.count(s.mask)
+        s = self.sels[s.origin.result]  # the masked_select itself: its tensor precedes every use
         w, _ = self._ones_where(b, s)
         return b.op("torch.aten.sum.dim_IntList", [w, b.none(), b.bool(False), b.none()], VT((), "si64"))
 
@@ -635,9 +644,14 @@ class MaskToWhere(SymPass):
         identity = {"sum": 0, "mean": 0, "prod": 1, "any": 0, "all": 1,
                     "max": float("-inf"), "min": float("inf")}[kind]
         w, wt = self._masked(b, s, identity)
-        if kind in ("max", "min"):
-            b.check_nonempty(self._count(b, s), f"{user.name.split('.')[2]}(): Expected reduction dim {s.j} to have "
-                                                f"non-zero size (the mask selects no element)")
+        if kind in ("max", "min"):  # eager's error for an empty selection, before the asserts PyTorch recorded
+            op = user.name.split(".")[2]
+            explicit = dims_i is not None and not (_is_none(user.operands[dims_i]) or _int_list(user.operands[dims_i]) == [])
+            first = Builder(s.origin, self.ctx)
+            first.check_nonempty(self._count(first, s), (
+                f"IndexError: {op}(): Expected reduction dim {s.j} to have non-zero size." if explicit else
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                f"dim with the 'dim' argument."))
         full_dims = len(dims_f) == wt.rank
         # the result before dropping the k-1 extra kept dims of a multi-dim mask
         rt_f = rt if not keep or s.k == 1 else VT(rt.dims[: s.j + 1] + (1,) * (s.k - 1) + rt.dims[s.j + 1:], rt.dtype)

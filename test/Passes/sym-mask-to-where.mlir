@@ -170,12 +170,12 @@ func.func @mean_of_selection(%x: !torch.vtensor<[?,?],f32>, %m: !torch.vtensor<[
 // amax of a selection: -inf for unselected elements, and eager's error for an empty selection.
 // CHECK-LABEL: func.func @amax_of_selection
 // CHECK-SAME: (%[[X:[^:]*]]: !torch.vtensor<[?],f32>, %[[M:[^:]*]]: !torch.vtensor<[?],i1>)
-// CHECK: %[[I:.*]] = torch.constant.float 0xFFF0000000000000
-// CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], %[[I]]
 // CHECK: %[[N:.*]] = torch.aten.sum.dim_IntList %[[M]]
 // CHECK: %[[NI:.*]] = torch.aten.Int.Tensor %[[N]]
-// CHECK: %[[OK:.*]] = torch.aten.gt.int %[[NI]], %int0
-// CHECK: torch.runtime.assert %[[OK]], "amax(): Expected reduction dim 0 to have non-zero size (the mask selects no element)"
+// CHECK: %[[OK:.*]] = torch.aten.gt.int %[[NI]], %{{.*}}
+// CHECK: torch.runtime.assert %[[OK]], "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+// CHECK: %[[I:.*]] = torch.constant.float 0xFFF0000000000000
+// CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %[[M]], %[[X]], %[[I]]
 // CHECK: torch.aten.amax %[[W]], {{.*}} -> !torch.vtensor<[],f32>
 func.func @amax_of_selection(%x: !torch.vtensor<[?],f32>, %m: !torch.vtensor<[?],i1>) -> !torch.vtensor<[],f32> {
   %l = torch.prim.ListConstruct %m : (!torch.vtensor<[?],i1>) -> !torch.list<optional<vtensor>>
@@ -190,9 +190,9 @@ func.func @amax_of_selection(%x: !torch.vtensor<[?],f32>, %m: !torch.vtensor<[?]
 
 // Integer identities: the dtype's max for min, 1 for prod (int scalars keep si32 under promotion).
 // CHECK-LABEL: func.func @amin_prod_of_integer_selection
+// CHECK: torch.runtime.assert %{{.*}}, "min(): Expected reduction dim to be specified
 // CHECK: %[[MAX:.*]] = torch.constant.int 2147483647
 // CHECK: %[[W:.*]] = torch.aten.where.ScalarOther %{{.*}}, %{{.*}}, %[[MAX]] {{.*}} -> !torch.vtensor<[?],si32>
-// CHECK: torch.runtime.assert
 // CHECK: torch.aten.min %[[W]] : !torch.vtensor<[?],si32> -> !torch.vtensor<[],si32>
 // CHECK: %[[W2:.*]] = torch.aten.where.ScalarOther %{{.*}}, %{{.*}}, %int1 {{.*}} -> !torch.vtensor<[?],si32>
 // CHECK: torch.aten.prod %[[W2]], %{{.*}} -> !torch.vtensor<[],si64>
@@ -390,4 +390,29 @@ func.func @index_put_float_index_raises(%x: !torch.vtensor<[?],f32>, %i: !torch.
   %false = torch.constant.bool false
   %r = torch.aten.index_put %x, %l, %v, %false : !torch.vtensor<[?],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[],f32>, !torch.bool -> !torch.vtensor<[?],f32>
   return %r : !torch.vtensor<[?],f32>
+}
+
+// -----
+
+// Boolean selections (x[m] > 0).sum(): the identity is a 0-d boolean tensor (no bool scalar in
+// where.ScalarOther, and an int one would promote to si64). amax over an explicit dim fails like
+// eager: IndexError.
+// CHECK-LABEL: func.func @bool_selection_and_explicit_dim_amax
+// CHECK: torch.runtime.assert %{{.*}}, "IndexError: amax(): Expected reduction dim 0 to have non-zero size."
+// CHECK: %[[GT:.*]] = torch.aten.gt.Scalar
+// CHECK: %[[F:.*]] = torch.vtensor.literal(dense<false> : tensor<i1>) : !torch.vtensor<[],i1>
+// CHECK: %[[W:.*]] = torch.aten.where.self %{{.*}}, %[[GT]], %[[F]] : {{.*}} -> !torch.vtensor<[?,3],i1>
+// CHECK: torch.aten.sum %[[W]], %{{.*}} : !torch.vtensor<[?,3],i1>, !torch.none -> !torch.vtensor<[],si64>
+// CHECK: torch.aten.amax %{{.*}} -> !torch.vtensor<[3],f32>
+func.func @bool_selection_and_explicit_dim_amax(%x: !torch.vtensor<[?,3],f32>, %m: !torch.vtensor<[?],i1>) -> (!torch.vtensor<[],si64>, !torch.vtensor<[3],f32>) {
+  %l = torch.prim.ListConstruct %m : (!torch.vtensor<[?],i1>) -> !torch.list<optional<vtensor>>
+  %s = torch.aten.index.Tensor %x, %l : !torch.vtensor<[?,3],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,3],f32>
+  %int0 = torch.constant.int 0
+  %gt = torch.aten.gt.Scalar %s, %int0 : !torch.vtensor<[?,3],f32>, !torch.int -> !torch.vtensor<[?,3],i1>
+  %none = torch.constant.none
+  %c = torch.aten.sum %gt, %none : !torch.vtensor<[?,3],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false
+  %a = torch.aten.amax %s, %dims, %false : !torch.vtensor<[?,3],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[3],f32>
+  return %c, %a : !torch.vtensor<[],si64>, !torch.vtensor<[3],f32>
 }
