@@ -7,8 +7,10 @@ groups of input and output dims with equal symbolic products and rewritten as `a
 many-to-one group (`prims.collapse`) followed by `aten.unflatten` of each one-to-many group,
 which torch-mlir lowers to exact `collapse_shape`/`expand_shape`. Groups are proven symbolically, using
 the ShapeEnv's facts (its guards and asserts, which the artifact checks at run time: e.g. `d % 4 == 0`
-for a view of [b, s, d] as [b, s, 4, d // 4]). A view whose groups cannot be proven is rejected with
-an error naming the node, never guessed.
+for a view of [b, s, d] as [b, s, 4, d // 4]), never guessed; a view whose finer groups cannot be
+proven becomes one group (flatten everything, unflatten to the view's sizes), which is always exact.
+A `-1` in the view's sizes is replaced by its explicit symbolic size (torch-mlir's unflatten
+mis-lowers a dynamic -1: `x.view(-1).view(d, -1)` returned zeros).
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
@@ -101,6 +103,11 @@ def group_dims(ins: list[sympy.Basic], outs: list[sympy.Basic], shape_env=None) 
                 pi = pi * ins[i]
                 gi.append(i)
                 i += 1
+            elif i < len(ins) and j < len(outs):  # e.g. [a, b] -> [b, a]: grow both sides
+                pi, po = pi * ins[i], po * outs[j]
+                gi.append(i)
+                go.append(j)
+                i, j = i + 1, j + 1
             else:
                 return None
         # absorb size-1 dims that follow, on both sides
@@ -135,10 +142,10 @@ def views_to_collapse_split(graph: fx.Graph, shape_env=None) -> int:
             continue  # static: torch-mlir's lowering is exact
         groups = group_dims(ins, outs, shape_env)
         if groups is None:
-            where = (node.meta.get("stack_trace") or "").strip().splitlines()[-2:] or [node.name]
-            raise ViewRewriteError(
-                f"cannot prove the dimension grouping of view {node.name} from {ins} to {outs} "
-                f"(at {' '.join(s.strip() for s in where)})")
+            # One group of every dim: flatten, then unflatten to the view's sizes. Always exact (a
+            # view is a row-major reinterpretation, and tracing the view proved or guarded that
+            # the element counts match); only less structured than finer groups.
+            groups = [(list(range(len(ins))), list(range(len(outs))))]
         size_list = list(sizes)
         trace = node.meta.get("stack_trace")
         with graph.inserting_before(node):
@@ -157,13 +164,49 @@ def views_to_collapse_split(graph: fx.Graph, shape_env=None) -> int:
                 if len(gi) > 1:
                     emit(prims.collapse.default, gi[0], gi[-1])
             # after step 1, group k sits at dim k; 2) expand multi-output groups, right to left
-            for k, (_, go) in reversed(list(enumerate(groups))):
+            for k, (gi, go) in reversed(list(enumerate(groups))):
                 if len(go) > 1:
-                    emit(torch.ops.aten.unflatten.int, k, [size_list[o] for o in go])
+                    emit(torch.ops.aten.unflatten.int, k, _explicit_sizes(graph, src, in_val, gi,
+                                                                          [size_list[o] for o in go], trace))
         node.replace_all_uses_with(cur)
         graph.erase_node(node)
         count += 1
     return count
+
+
+def _explicit_sizes(graph: fx.Graph, src: fx.Node, in_val: torch.Tensor, gi: list[int], sizes: list, trace) -> list:
+    """The view's sizes for one group with its `-1` replaced by an explicit size: the product of the
+    group's input dims divided by the other sizes (torch-mlir's unflatten mis-lowers a dynamic -1)."""
+    if not any(_is_static(s) and int(s) == -1 for s in sizes):
+        return sizes
+    total = 1
+    for d in gi:
+        size = in_val.shape[d]
+        if isinstance(size, torch.SymInt):
+            size = graph.call_function(torch.ops.aten.sym_size.int, (src, d))
+            size.meta["val"] = in_val.shape[d]
+            size.meta["stack_trace"] = trace
+        total = _sym_binop(graph, operator.mul, total, size, trace)
+    known = 1
+    for s in sizes:
+        if not (_is_static(s) and int(s) == -1):
+            known = _sym_binop(graph, operator.mul, known, s, trace)
+    inferred = _sym_binop(graph, operator.floordiv, total, known, trace)
+    return [inferred if _is_static(s) and int(s) == -1 else s for s in sizes]
+
+
+def _sym_binop(graph: fx.Graph, op, a, b, trace):
+    """`op(a, b)` for int/SymInt-node FX arguments: folded for ints and units, else a node."""
+    if _is_static(a) and _is_static(b):
+        return op(int(a), int(b))
+    if op is operator.mul and _is_static(a) and int(a) == 1:
+        return b
+    if _is_static(b) and int(b) == 1 and op in (operator.mul, operator.floordiv):
+        return a
+    n = graph.call_function(op, (a, b))
+    n.meta["val"] = op(_sym_val(a), _sym_val(b))
+    n.meta["stack_trace"] = trace
+    return n
 
 
 SPLIT_TARGETS = {"aten.split_with_sizes.default", "aten.split.Tensor"}

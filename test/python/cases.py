@@ -253,6 +253,20 @@ def view_flat(x):
     return x.view(-1, 6) * 2, x.reshape(-1)
 
 
+@case(inputs=lambda n: (randn(n, n, n + 1, n + 2),))
+def view_minus_one(x):
+    # -1 inside a split group, and views whose dims regroup across ([a, b, c] -> [b, a, c], [c, a*b])
+    b, s, d = x.shape
+    flat = x.view(-1, d)
+    return (flat.view(b, -1, d) * 2, x.view(-1).view(d, -1).sum(1), x.reshape(s, b, d) + 1,
+            x.reshape(b, -1).view(b, s, -1).sum(-1))
+
+
+@case(inputs=lambda n: (randn(n, 2, 8, n, n + 1),))
+def pixel_shuffle(x):
+    return F.pixel_shuffle(x, 2) + 1
+
+
 @case(inputs=lambda n: (randn(n, n, n + 1, 8),))
 def reshape_roundtrip(x):
     b, s, d = x.shape
