@@ -23,6 +23,10 @@ right to broadcast into x):
   masked_scatter(x, m, s) -> where(mb, unflatten(s_padded[clamp(cumsum(m) - 1, 0, numel(s))]), x),
       with a run-time check numel(s) >= sum(m) (eager's error).
   `mask.sum()` / `count_nonzero` need nothing: they are plain reductions already.
+Where would broadcast a mask whose dims differ from the indexed ones (a size-1 mask), a run-time check
+raises eager's IndexError instead (messages starting `IndexError: ` are raised as IndexError by the
+backend); an index_put with a floating-point index compiles to eager's IndexError. Identities keep
+x's dtype (an int scalar for integer tensors, a 0-d bool tensor for boolean ones).
 
 Left alone, with the reason logged (logger `mlir_sym.passes.mask_to_where`; `debug=1` prints it):
 a selection whose value escapes with its data-dependent size (returned, or used by an op that is not
