@@ -44,7 +44,7 @@ PIPELINES: dict[str, str] = {
     ),
     "linalg-to-llvm": (
         "builtin.module(sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
-        "func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
@@ -170,6 +170,35 @@ class ReadonlyInputs(SymPass):
                     self.bump("inputs-marked")
                 new.append(ir.DictAttr.get(entries))
             fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+# ---------------------------------------------------------------------------------------------
+# One init per destination-style op
+
+
+@register
+class UnshareInits(SymPass):
+    """Give every use of a `tensor.empty` or `linalg.fill` result its own copy of the op.
+
+    CSE in torch-mlir's pipeline merges the identical `fill(0, empty)` inits of reductions, so one
+    init feeds several ops. `eliminate-empty-tensors` then replaces that empty with the out-param
+    of one result (`to_tensor %out0 restrict`), and One-Shot bufferization lets another of those
+    ops write into the same buffer in place: the materialization of result 0 into %out0 clobbered
+    result 2 (`[c.sum(1) for c in x.chunk(3, dim=1)]` returned chunk 0's sums twice). Cloning these
+    pure ops per use keeps each chain from an empty tensor to its own destination."""
+
+    name = "sym-unshare-inits"
+
+    def run(self, op: ir.Operation) -> None:
+        for fn in _compute_funcs(op):
+            for kind in ("linalg.fill", "tensor.empty"):  # fills first: their clones share the empty
+                for o in [o.operation for b in fn.regions[0].blocks for o in b.operations if o.operation.name == kind]:
+                    result = o.results[0]
+                    for use in list(result.uses)[1:]:
+                        user = use.owner
+                        clone = o.clone(ip=ir.InsertionPoint(user))
+                        user.operands[use.operand_number] = clone.results[0]
+                        self.bump("inits-cloned")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -150,6 +150,12 @@ def reductions(x):
             x.sum())
 
 
+@case(inputs=lambda n: (randn(n, n, 9),))
+def same_shape_reductions(x):
+    # several results from reductions with one (CSE-shared) zero init, each its own output
+    return [c.sum(1) for c in x.chunk(3, dim=1)] + [x.sum(1), (x * 2).sum(1), x.amax(1), x.mean(1)]
+
+
 @case(inputs=lambda n: (randn(n, n, n + 3),))
 def var_std(x):
     return x.var(dim=1), x.std(dim=0, keepdim=True), x.var(dim=1, unbiased=False), x.std()
