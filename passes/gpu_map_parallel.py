@@ -715,3 +715,58 @@ class GpuFPowI32(SymPass):
             c.results[0].replace_all_uses_with(new.result)
             c.erase()
             self.bump("fpowi-narrowed")
+
+
+_MAX_DUPLICATED_BODY = 12
+
+
+@register
+class DuplicateElementwise(SymPass):
+    """Give each linalg.generic consumer its own copy of a multi-use elementwise producer (on tensors),
+    so that linalg-fuse-elementwise-ops (which fuses single-use producers only) fuses it everywhere:
+    recomputing a few arithmetic ops is cheaper on the GPU than writing and re-reading a full tensor.
+    Softmax's exp(x - max) feeds both the sum and the division: without this it is materialized.
+    Only producers whose every user is a linalg.generic and whose body is small are copied."""
+
+    name = "sym-duplicate-elementwise"
+
+    def run(self, op: ir.Operation) -> None:
+        for fn in op.regions[0].blocks[0].operations:
+            if fn.operation.name != "func.func" or len(fn.operation.regions[0].blocks) == 0:
+                continue
+            for block in fn.operation.regions[0].blocks:
+                for child in reversed(list(block.operations)):
+                    o = child.operation
+                    if not self._candidate(o):
+                        continue
+                    uses = [(u.owner, u.operand_number) for u in o.results[0].uses]
+                    for owner, num in uses[1:]:
+                        owner = owner.operation if hasattr(owner, "operation") else owner
+                        with ir.InsertionPoint(o), o.location:
+                            c = o.clone()
+                        owner.operands[num] = c.results[0]
+                        self.bump("producers-duplicated")
+
+    @staticmethod
+    def _candidate(o: ir.Operation) -> bool:
+        if o.name != "linalg.generic" or len(o.results) != 1:
+            return False
+        if not isinstance(o.results[0].type, ir.RankedTensorType):
+            return False
+        its = [str(a) for a in ir.ArrayAttr(o.attributes["iterator_types"])]
+        if not all("parallel" in a for a in its):
+            return False
+        if len(o.regions[0].blocks[0].operations) > _MAX_DUPLICATED_BODY:
+            return False
+        uses = list(o.results[0].uses)
+        if len(uses) < 2:
+            return False
+        for u in uses:
+            owner = u.owner.operation if hasattr(u.owner, "operation") else u.owner
+            if owner.name != "linalg.generic" or owner.block != o.block:
+                return False
+            # only as an input (fusing into an `outs` operand is not elementwise fusion)
+            n_in = len(owner.operands) - len(owner.results)
+            if u.operand_number >= n_in:
+                return False
+        return True

@@ -17,6 +17,7 @@ Command line (for tests and inspection), on linalg-on-tensors input such as torc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import time
@@ -70,7 +71,8 @@ def compile_graph(
         device = torch.device("cuda", torch.cuda.current_device())
     stats = CompileStats()
     t0 = time.perf_counter()
-    ig = import_graph(gm, func_name=name)
+    with _factories_on_cpu(gm):
+        ig = import_graph(gm, func_name=name)
     stats.import_s = time.perf_counter() - t0
     bad = unsupported_ops(ig.module)
     if bad:
@@ -104,6 +106,25 @@ def compile_graph(
     log.info("compiled %s for %s (%d variants, %d kernels): import %.3fs, lower %.3fs, ptx+load %.3fs",
              name, device, len(variants), len(artifact.gpu["kernels"]), stats.import_s, stats.lower_s, stats.jit_s)
     return artifact, ig, stats
+
+
+@contextlib.contextmanager
+def _factories_on_cpu(gm: fx.GraphModule):
+    """While importing: factory ops of the graph (empty, full, arange, scalar_tensor, ...) name the CPU
+    as their device. torch-mlir's lowering refuses other devices, and the device is the runtime's
+    business here (every buffer the compute makes is allocated on the artifact's device). The graph is
+    restored afterwards: the backend may still run it eagerly."""
+    saved = []
+    for n in gm.graph.nodes:
+        dev = n.kwargs.get("device") if n.op == "call_function" else None
+        if isinstance(dev, (torch.device, str)) and torch.device(dev).type == "cuda":
+            saved.append((n, n.kwargs))
+            n.kwargs = {**n.kwargs, "device": torch.device("cpu")}
+    try:
+        yield
+    finally:
+        for n, kw in saved:
+            n.kwargs = kw
 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,

@@ -57,7 +57,7 @@ PIPELINES: dict[str, str] = {
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
         "builtin.module(sym-results-to-out-params, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
-        "func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "sym-gpu-library-calls, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "

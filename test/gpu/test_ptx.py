@@ -1,0 +1,92 @@
+"""The GPU code generator without a GPU: sym-lower-to-nvvm, the host program and PTX (llvmlite's NVPTX
+backend) on the CPU. Runs everywhere llvmlite has the NVPTX target."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("llvmlite")
+
+from mlir_sym.codegen import ptx  # noqa: E402
+from mlir_sym.context import make_context  # noqa: E402
+from mlir_sym.gpu_compile import PIPELINE, lower_compute  # noqa: E402
+from mlir_sym.pipelines import run_named  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIT_INPUT = os.path.join(os.path.dirname(HERE), "Conversion", "to-nvvm.mlir")
+
+EXP = """
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def _lower(text: str):
+    from torch_mlir import ir
+
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(text)
+        run_named(PIPELINE, module, ctx)
+        return lower_compute(module, "main")
+
+
+def _nvptx_available() -> bool:
+    import llvmlite.binding as llvm
+
+    try:
+        llvm.initialize_all_targets()
+        llvm.Target.from_triple(ptx.TRIPLE)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+needs_nvptx = pytest.mark.skipif(not _nvptx_available(), reason="llvmlite without the NVPTX backend")
+
+
+def test_host_program_and_kernels():
+    program, llvm_ir = _lower(open(LIT_INPUT).read())
+    assert program.launches == 3 and len(program.kernels) == 3 and len(llvm_ir) == 3
+    assert program.source.startswith("def host(")
+    assert all("ptx_kernel" in t for t in llvm_ir)
+
+
+@needs_nvptx
+def test_ptx_and_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    _, llvm_ir = _lower(open(LIT_INPUT).read())
+    text = ptx.compile_ptx(llvm_ir)
+    assert ".entry main_kernel(" in text and "ld.global" in text and "shfl.sync" in text
+    cached = list((tmp_path / "ptx").glob("*.ptx"))
+    assert len(cached) == 1
+    assert ptx.compile_ptx(llvm_ir) == text  # served from the cache
+
+
+@needs_nvptx
+def test_missing_libdevice_is_named(monkeypatch):
+    _, llvm_ir = _lower(EXP)
+    assert ptx.needs_libdevice(llvm_ir)
+    monkeypatch.setattr(ptx, "find_libdevice", lambda: None)
+    with pytest.raises(ptx.PTXError, match=r"__nv_expf.*CUDA_LIBDEVICE"):
+        ptx.compile_ptx(llvm_ir, use_cache=False)
+
+
+@needs_nvptx
+def test_libdevice_linked_when_found():
+    if ptx.find_libdevice() is None:
+        pytest.skip("no libdevice on this machine")
+    _, llvm_ir = _lower(EXP)
+    text = ptx.compile_ptx(llvm_ir, use_cache=False)
+    assert "__nv_expf" not in text and "ex2.approx" in text  # inlined from libdevice
