@@ -169,7 +169,8 @@ def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = Non
     where = (op_sources or {}).get(op.removeprefix("torch."))
     if where is None:
         where = f"{path}:{line}" if path else "an unknown location"
-    return f"unsupported op '{op}' at {where}: torch-mlir cannot lower it to linalg\n{text}"
+    return (f"unsupported op '{op}' at {where}: torch-mlir cannot lower it to linalg (set "
+            f"mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)\n{text}")
 
 
 def _guard_fn(module: ir.Module):

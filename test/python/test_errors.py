@@ -50,7 +50,7 @@ def test_unsupported_op_names_op_and_source_line(fn, op, marker):
     assert f"unsupported op 'torch.{op}'" in msg
     assert f'{os.path.basename(__file__)}", line {_line_of(fn, marker)}' in msg, msg
     assert marker in msg  # the source text of that line
-    assert "fallback_to_eager" in msg or op == "aten.erfinv"
+    assert "fallback_to_eager" in msg
 
 
 def test_unsupported_op_without_user_frame_names_module():
