@@ -56,8 +56,9 @@ PIPELINES: dict[str, str] = {
     # the kernels are outlined and lowered to the NVVM/LLVM dialects, the host side is left for the
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
-        "builtin.module(sym-results-to-out-params, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
-        "sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "builtin.module(sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, "
+        "canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, "
+        "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "sym-gpu-library-calls, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
