@@ -122,6 +122,15 @@ class GpuMapParallel(SymPass):
         def from_device(o: ir.Operation) -> bool:
             return any(any(v == d for d in device_values) for v in o.operands)
 
+        held = None  # a fill (scf.parallel storing one value everywhere) not mapped yet: the
+        #              reduction right after it may take its value as the initial one instead
+
+        def flush_held() -> None:
+            nonlocal held
+            if held is not None:
+                self._parallel(held, bs)
+                held = None
+
         for child in list(block.operations):
             o = child.operation
             if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
@@ -129,18 +138,31 @@ class GpuMapParallel(SymPass):
                 run = []
                 m = _match_reduction(o)
                 if m is not None:
-                    self._reduction(o, m)
+                    init = _fill_value(held, m.store.operands[1]) if held is not None else None
+                    if init is not None:
+                        held.erase()
+                        held = None
+                        self.bump("fills-folded")
+                    flush_held()
+                    self._reduction(o, m, init)
+                elif _fill_value(o, None) is not None:
+                    flush_held()
+                    held = o
                 else:
+                    flush_held()
                     self._parallel(o, bs)
             elif o.name in BARRIER_HOST_OPS:
+                flush_held()
                 self._serial(run)
                 run = []
             elif _touches_host_buffer(o) or (_is_pure_host_name(o.name) and not from_device(o)):
                 if run:  # independent of the open run: evaluate it on the host before the run
                     o.move_before(run[0])
             else:
+                flush_held()
                 run.append(o)
                 device_values.extend(o.results)
+        flush_held()
         self._serial(run)
 
     # -- one thread --------------------------------------------------------------------------
@@ -166,7 +188,7 @@ class GpuMapParallel(SymPass):
         self.bump("serial-launches")
 
     # -- reduction: one block per output element ---------------------------------------------
-    def _reduction(self, root: ir.Operation, m: "_Reduction") -> None:
+    def _reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None = None) -> None:
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
         with ir.InsertionPoint(root), root.location:
@@ -249,6 +271,9 @@ class GpuMapParallel(SymPass):
         for i, v in enumerate(m.combine.operands):
             if v == m.value:
                 m.combine.operands[i] = total
+        if init is not None:  # the folded fill's value instead of reading it back
+            m.acc_load.results[0].replace_all_uses_with(init)
+            m.acc_load.erase()
         root.erase()
         self.bump("reduction-launches")
 
@@ -342,6 +367,30 @@ class GpuMapParallel(SymPass):
                         scf.YieldOp([])
         p.erase()
         self.bump("parallel-launches")
+
+
+def _fill_value(p, out) -> "ir.Value | None":
+    """The value a fill loop stores everywhere (`scf.parallel` over all dims of a memref whose body is
+    one store of a value defined outside, at the loop's indices), or None. With `out`, the fill must
+    write that memref."""
+    if p is None or p.name != "scf.parallel" or len(p.results):
+        return None
+    pv = p.opview
+    if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
+        return None
+    body = p.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations if c.operation.name != "scf.reduce"]
+    if len(ops) != 1 or ops[0].name != "memref.store":
+        return None
+    st = ops[0]
+    mem = st.operands[1]
+    if out is not None and not (mem == out):
+        return None
+    if ir.MemRefType(mem.type).rank != len(list(body.arguments)) or list(st.operands)[2:] != list(body.arguments):
+        return None
+    if _defined_in(st.operands[0], [body]):
+        return None
+    return st.operands[0]
 
 
 def _unrollable(o: ir.Operation) -> bool:

@@ -58,7 +58,7 @@ needs_nvptx = pytest.mark.skipif(not _nvptx_available(), reason="llvmlite withou
 
 def test_host_program_and_kernels():
     program, llvm_ir = _lower(open(LIT_INPUT).read())
-    assert program.launches == 3 and len(program.kernels) == 3 and len(llvm_ir) == 3
+    assert program.launches == 2 and len(program.kernels) == 2 and len(llvm_ir) == 2
     assert program.source.startswith("def host(")
     assert all("ptx_kernel" in t for t in llvm_ir)
 
