@@ -43,7 +43,7 @@ PIPELINES: dict[str, str] = {
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
-        "builtin.module(sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
+        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
         "func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
@@ -56,7 +56,7 @@ PIPELINES: dict[str, str] = {
     # the kernels are outlined and lowered to the NVVM/LLVM dialects, the host side is left for the
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
-        "builtin.module(sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, "
+        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, "
         "canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, "
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
