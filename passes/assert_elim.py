@@ -231,7 +231,8 @@ class SymAssertElim(SymPass):
                             raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: {err}") from None
                     else:
                         raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: expected a string, got {e}")
-                    unknown = sorted(shapes.expr_symbols(expr) - set(declared)) if declared else []
+                    names = {n for n in shapes.expr_symbols(expr) if not n.startswith("%")}
+                    unknown = sorted(names - set(declared)) if declared else []
                     if unknown:
                         raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: unknown symbol '{unknown[0]}'")
                     if shape[k] is not None and getattr(expr, "is_Integer", False) and int(expr) != shape[k]:

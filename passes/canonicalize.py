@@ -7,9 +7,10 @@ atoms, gcd divided out, strict relations made non-strict) and rebuilt from sym o
 `s0*2 >= 4`, `2*s0 > 3` and `4 <= 2*s0` all become `s0 >= 2`, `a < b` and `b > a` both `b >= a + 1`.
 Then, in program order:
 
-* a guard that is false under the declared ranges and the guards before it is a compile-time error
-  naming the conflicting guards by origin (`contradictory guards: ...`); a guard false for every value
-  of a declared range says so (`... can never hold for the declared range of s0 [2, oo]`);
+* a guard that is false under the declared ranges and the other guards is a compile-time error at
+  the last such guard, naming the conflicting guards by origin (`contradictory guards: ...`); a guard
+  false for every value of a declared range says so (`... can never hold for the declared range of
+  s0 [2, oo]`);
 * a guard that always holds (a tautology), or that is implied by the declared ranges and the other
   guards, is erased;
 * an assert is erased only when provably true: implied by the declared ranges and the checks before
@@ -18,10 +19,13 @@ Then, in program order:
 Facts and their limits (what keeps the rewrite sound for the "first failing check" semantics of
 `convert-sym-to-arith`):
 
-* A symbol's declared range is a fact, except for a bound the function itself checks (the importer
-  emits a range guard `s0 >= 2` for `lo = 2`, `s0 <= 64` for `hi = 64`): such a bound is known only
-  through the guards that check it, so a range guard is never folded away by its own declaration.
-  A declared lower bound <= 0 is always a fact (sizes are never negative; the importer checks none).
+* A symbol's declared range is a fact, except for a bound the function itself checks with a range
+  check (the importer emits `s0 >= 2` for `lo = 2`, `s0 <= 64` for `hi = 64`; any `s >= c` with
+  c >= lo, `s <= c` with c <= hi, or `s == c` counts): such a bound is known only through its range
+  checks, and a range check is erased only in favour of another range check of the same symbol at
+  least as strong, so the bound stays checked and what is trusted never changes as checks go (the pass
+  is idempotent). A declared lower bound <= 0 is always a fact (sizes are never negative; the
+  importer checks none).
 * A guard may be justified by any check before it and by guards after it up to the next assert (moving
   past an assert would turn "try another variant" into the user's error). An assert only by checks
   before it.
@@ -115,6 +119,53 @@ def erase_dead_expressions(block: ir.Block) -> int:
     return erased
 
 
+_TERMINATORS = ("func.return",)
+
+
+def defining_op(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation
+
+
+def sym_only(block: ir.Block) -> bool:
+    """The block holds only sym expressions and checks, ended by func.return: its ops may be moved."""
+    ops = [o.operation for o in block.operations]
+    if not ops or ops[-1].name not in _TERMINATORS:
+        return False
+    return all(o.name in PURE_SYM_OPS or o.name in CHECK_OPS for o in ops[:-1])
+
+
+def place_expressions(block: ir.Block, checks: list[ir.Operation]) -> bool:
+    """Put `checks` in this order, each expression op just before its first user (operands first);
+    ops no check uses keep their order before the terminator. Only for `sym_only` blocks. Returns
+    whether anything moved."""
+    ops = [o.operation for o in block.operations]
+    placed: set = set()
+    sequence: list[ir.Operation] = []
+
+    def place(o: ir.Operation) -> None:
+        if o in placed:
+            return
+        placed.add(o)
+        for v in o.operands:
+            d = defining_op(v)
+            if d is not None and d.parent == o.parent and d.name in PURE_SYM_OPS:
+                place(d)
+        sequence.append(o)
+
+    for c in checks:
+        place(c)
+    for o in ops[:-1]:
+        place(o)
+    if sequence == ops[:-1]:
+        return False
+    for o in sequence:
+        o.move_before(ops[-1])
+    return True
+
+
 @dataclass
 class Check:
     op: ir.Operation
@@ -124,6 +175,7 @@ class Check:
     cond: object = None  # canonical condition (guards and asserts)
     label: str = ""  # a guard's origin, an assert's message
     removed: bool = False
+    bounds: set = field(default_factory=set)  # declared bounds this range check enforces
 
     def describe(self) -> str:
         return f'"{self.label}" ({shapes.cond_text(self.cond)})'
@@ -157,48 +209,64 @@ class GuardBlock:
                 segment += 1
             self.checks.append(c)
         self.declared = declared_ranges(self.module)
-        self.checked_bounds: set[tuple[str, str]] = set()
+        for c in self.checks:
+            c.bounds = self._checked_bounds(c.cond)
+        checked = set().union(*(c.bounds for c in self.checks)) if self.checks else set()
         trusted: dict[str, tuple[int | None, int | None]] = {}
         if self.ranges == "trusted":
-            trusted = self._trusted_ranges()
+            for name, (lo, hi) in self.declared.items():
+                trusted[name] = (
+                    None if lo is not None and lo > 0 and (name, "lo") in checked else lo,
+                    None if (name, "hi") in checked else hi,
+                )
         self.facts = shapes.Facts(trusted)
         for c in self.checks:
             if c.cond is not None:
                 self.facts.add(c.index, c.cond)
 
-    def _trusted_ranges(self) -> dict[str, tuple[int | None, int | None]]:
-        """Declared ranges, less the bounds > 0 and upper bounds that some check of the block implies
-        (those are facts only through that check)."""
-        probe = shapes.Facts({})
-        for c in self.checks:
-            if c.cond is not None:
-                probe.add(c.index, c.cond)
-        out = {}
-        for name, (lo, hi) in self.declared.items():
-            s = shapes.integer_symbol(name)
-            # A lower bound <= 0 is always a fact: input sizes are never negative, and the importer
-            # checks no such bound.
-            if lo is not None and lo > 0 and probe.decide(shapes.relation("ge", s, lo))[0] is True:
-                self.checked_bounds.add((name, "lo"))
-                lo = None
-            if hi is not None and probe.decide(shapes.relation("le", s, hi))[0] is True:
-                self.checked_bounds.add((name, "hi"))
-                hi = None
-            out[name] = (lo, hi)
+    def _checked_bounds(self, cond) -> set[tuple[str, str]]:
+        """The declared bounds a range check enforces: `s >= c` with c >= lo > 0, `s <= c` with c <= hi,
+        `s == c` both (a bound <= 0 needs no check: sizes are never negative)."""
+        b = shapes.single_symbol_bound(cond) if cond is not None else None
+        if b is None or b[0] not in self.declared:
+            return set()
+        name, kind, value = b
+        lo, hi = self.declared[name]
+        out = set()
+        if kind in ("lo", "eq") and lo is not None and lo > 0 and value >= lo:
+            out.add((name, "lo"))
+        if kind in ("hi", "eq") and hi is not None and value <= hi:
+            out.add((name, "hi"))
         return out
 
     # --- which checks may justify removing another -----------------------------------------
     def justifiers(self, c: Check) -> Callable[[object], bool]:
+        """Which checks may justify erasing `c`: for a guard, the checks before it and the guards after
+        it up to the next assert; for an assert, the checks before it. A range check of a declared
+        bound only by range checks of the same symbol (so that the bound stays checked, and what is
+        trusted does not change when checks go)."""
         checks = self.checks
         if c.kind == "assert":
-            return lambda j: isinstance(j, int) and j < c.index
-        return lambda j: isinstance(j, int) and j != c.index and (
-            j < c.index or (checks[j].kind == "guard" and checks[j].segment == c.segment)
-        )
+            ok = lambda j: isinstance(j, int) and j < c.index  # noqa: E731
+        else:
+            ok = lambda j: isinstance(j, int) and j != c.index and (  # noqa: E731
+                j < c.index or (checks[j].kind == "guard" and checks[j].segment == c.segment)
+            )
+        if not c.bounds:
+            return ok
+        name = next(iter(c.bounds))[0]
 
-    def earlier_guards(self, c: Check) -> Callable[[object], bool]:
+        def same_symbol_range_check(j: object) -> bool:
+            b = shapes.single_symbol_bound(checks[j].cond) if ok(j) else None
+            return b is not None and b[0] == name
+
+        return same_symbol_range_check
+
+    def other_guards(self, c: Check) -> Callable[[object], bool]:
+        """The other guards, less those with the same condition (with them the facts would already be
+        contradictory when `c` is false, and could then prove anything)."""
         checks = self.checks
-        return lambda j: isinstance(j, int) and j < c.index and checks[j].kind == "guard"
+        return lambda j: isinstance(j, int) and checks[j].kind == "guard" and checks[j].cond != c.cond
 
     def remove(self, c: Check) -> None:
         c.removed = True
@@ -209,10 +277,12 @@ class GuardBlock:
 
     # --- shared steps ---------------------------------------------------------------------
     def check_contradiction(self, c: Check) -> None:
-        """Raise a located error if guard `c` cannot hold given the declared ranges and earlier guards."""
+        """Raise a located error if guard `c` cannot hold given the declared ranges and the other guards."""
         if c.cond == shapes.FALSE:
             raise located_error(c.op, f'guard "{c.label}" is always false')
-        verdict, why = self.facts.decide(c.cond, self.earlier_guards(c))
+        verdict, why = self.facts.decide(c.cond, lambda j: False, exact=False)  # the ranges alone
+        if verdict is not False:
+            verdict, why = self.facts.decide(c.cond, self.other_guards(c), exact=False)
         if verdict is not False:
             return
         guards = sorted(j for j in why if isinstance(j, int))
@@ -300,10 +370,17 @@ class SymCanonicalize(SymPass):
                 self._block(block, module)
 
     def _block(self, block: ir.Block, module: ir.Operation | None) -> None:
+        # An erased assert joins two segments, which may let more guards go: repeat until no assert goes.
+        for _ in range(8):
+            if not self._round(block, module):
+                break
+
+    def _round(self, block: ir.Block, module: ir.Operation | None) -> bool:
+        """One analysis of the block; returns whether an assert was erased."""
         gb = GuardBlock(block, module, ranges="trusted")
         if not any(c.cond is not None for c in gb.checks):
-            return
-        for c in gb.checks:
+            return False
+        for c in reversed(gb.checks):  # of two conflicting guards, the later one is reported
             if c.kind == "guard":
                 gb.check_contradiction(c)
         for c in gb.checks:
@@ -323,20 +400,27 @@ class SymCanonicalize(SymPass):
                 self.bump("guards-folded-by-ranges")
 
         gb.remove_implied(on_remove=removed)
+        asserts_gone = any(c.removed and c.kind == "assert" for c in gb.checks)
         gb.erase_removed()
         self._rewrite(gb)
         erase_dead_expressions(block)
+        return asserts_gone
 
     def _rewrite(self, gb: GuardBlock) -> None:
+        """Rebuild each live condition in canonical form just before its check. `sym.value` and
+        `sym.constant` results are reused; in a sym-only block every expression op is then placed just
+        before its first user, so the output does not depend on where the input put them (and a second
+        run prints the same IR)."""
         live = [c for c in gb.live() if c.cond is not None and shapes.emittable(c.cond)]
         if not live:
             return
+        movable = sym_only(gb.block)
         first = live[0].op
         seeds = []
         for op in gb.block.operations:
             o = op.operation
-            if o == first:
-                break
+            if o == first and not movable:
+                break  # without the final placement, reuse only what dominates every check
             if o.name in ("sym.value", "sym.constant"):
                 seeds.append(o.results[0])
         builder = shapes.seeded_builder(seeds)
@@ -351,3 +435,6 @@ class SymCanonicalize(SymPass):
             if value_signature(old) != value_signature(new):
                 self.bump("conditions-rewritten")
             c.op.operands[0] = new
+        erase_dead_expressions(gb.block)
+        if movable:
+            place_expressions(gb.block, [c.op for c in gb.live()])

@@ -47,9 +47,15 @@ class SymGuardCSE(SymPass):
                 self._block(block, module)
 
     def _block(self, block: ir.Block, module: ir.Operation | None) -> None:
+        # An erased assert joins two segments, which may let more guards go: repeat until no assert goes.
+        for _ in range(8):
+            if not self._round(block, module):
+                break
+
+    def _round(self, block: ir.Block, module: ir.Operation | None) -> bool:
         gb = GuardBlock(block, module, ranges="none")
         if sum(c.cond is not None for c in gb.checks) < 2:
-            return
+            return False
         guards, asserts = gb.remove_duplicates()
         removed = {"guard": guards, "assert": asserts}
 
@@ -63,3 +69,4 @@ class SymGuardCSE(SymPass):
             self.bump("guards-removed", removed["guard"])
         if removed["assert"]:
             self.bump("asserts-removed", removed["assert"])
+        return removed["assert"] > 0

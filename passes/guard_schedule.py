@@ -37,18 +37,8 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from mlir_sym import shapes
-from mlir_sym.passes.canonicalize import CHECK_OPS, PURE_SYM_OPS, GuardBlock, functions, module_of
+from mlir_sym.passes.canonicalize import GuardBlock, defining_op, functions, module_of, place_expressions, sym_only
 from mlir_sym.passes.registry import SymPass, register
-
-_TERMINATORS = ("func.return",)
-
-
-def _defining_op(v: ir.Value) -> ir.Operation | None:
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation
-
 
 @register
 class SymGuardSchedule(SymPass):
@@ -63,10 +53,7 @@ class SymGuardSchedule(SymPass):
                 self._block(block, module)
 
     def _block(self, block: ir.Block, module: ir.Operation | None) -> None:
-        ops = [o.operation for o in block.operations]
-        if not ops or ops[-1].name not in _TERMINATORS:
-            return
-        if any(o.name not in PURE_SYM_OPS and o.name not in CHECK_OPS for o in ops[:-1]):
+        if not sym_only(block):
             return  # something we do not know how to move
         gb = GuardBlock(block, module, ranges="none")
         if len(gb.checks) < 2:
@@ -74,7 +61,7 @@ class SymGuardSchedule(SymPass):
         # When each symbol is loaded: the position of the first bind of an input to exactly it.
         loaded: dict[str, int] = {}
         for i, c in enumerate(c for c in gb.checks if c.kind == "bind"):
-            expr = _defining_op(c.op.operands[1])
+            expr = defining_op(c.op.operands[1])
             if expr is not None and expr.name == "sym.value":
                 loaded.setdefault(ir.StringAttr(expr.attributes["symbol"]).value, i)
         never = len(loaded) + 1
@@ -91,27 +78,6 @@ class SymGuardSchedule(SymPass):
             order += [c for c in members if c.kind == "assert"]
         moved = sum(1 for i, c in enumerate(order) if c.index != i)
         # Place every check after the expressions it uses, each expression just before its first user.
-        placed: set = set()
-        sequence: list[ir.Operation] = []
-
-        def place(o: ir.Operation) -> None:
-            if o in placed:
-                return
-            placed.add(o)
-            for v in o.operands:
-                d = _defining_op(v)
-                if d is not None and d.parent == o.parent and d.name in PURE_SYM_OPS:
-                    place(d)
-            sequence.append(o)
-
-        for c in order:
-            place(c.op)
-        for o in ops[:-1]:  # the rest (unused, or used by the terminator) keeps its order
-            place(o)
-        if sequence == ops[:-1]:
-            return
-        terminator = ops[-1]
-        for o in sequence:
-            o.move_before(terminator)
+        place_expressions(block, [c.op for c in order])
         if moved:
             self.bump("checks-moved", moved)

@@ -37,7 +37,7 @@ TO_LLVM = (
 _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1)
 
 PIPELINES: dict[str, str] = {
-    "guards-to-llvm": f"builtin.module(canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
+    "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
         "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, func.func(torch-match-quantized-custom-ops), "
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"

@@ -518,7 +518,8 @@ def emit_condition(b: ExprBuilder, c) -> ir.Value:
 
 
 def seeded_builder(values: Iterable[ir.Value], loc: ir.Location | None = None) -> ExprBuilder:
-    """An ExprBuilder that reuses existing `sym.value`/`sym.constant` results instead of emitting new ones."""
+    """An ExprBuilder that reuses the given existing index values (results of sym expression ops) for
+    the expressions they compute, instead of emitting new ops."""
     b = ExprBuilder(loc)
     for v in values:
         try:
@@ -634,8 +635,12 @@ class Facts:
             for a in lin.atoms:
                 self._by_atom.setdefault(a, []).append((cond, owner))
 
-    def decide(self, cond, allowed: Callable[[object], bool] | None = None) -> tuple[bool | None, set]:
-        return _Query(self, allowed).decide(cond)
+    def decide(self, cond, allowed: Callable[[object], bool] | None = None, *, exact: bool = True) -> tuple[bool | None, set]:
+        """`exact=False` skips the shortcut "an assumption is this very condition" (to look for a
+        refutation even when the condition is among the assumptions)."""
+        q = _Query(self, allowed)
+        q.exact = exact
+        return q.decide(cond)
 
     def atom_range(self, atom: sympy.Basic, allowed=None) -> tuple[int | None, int | None]:
         lo, hi, _, _ = _Query(self, allowed).atom_range(atom)
@@ -677,6 +682,7 @@ class _Query:
         self.f = facts
         self.allowed = allowed
         self.ranges: dict = {}
+        self.exact = True
 
     def ok(self, owner) -> bool:
         return owner in self.f.alive and (self.allowed is None or self.allowed(owner))
@@ -867,7 +873,7 @@ class _Query:
     def decide(self, c):
         if isinstance(c, ConstCond):
             return c.value, set()
-        for owner in self.f._exact.get(c, ()):
+        for owner in self.f._exact.get(c, ()) if self.exact else ():
             if self.ok(owner):
                 return True, {owner}
         if isinstance(c, OpaqueCond):
@@ -913,8 +919,11 @@ def cost_class(c) -> int:
 
 
 def parse_size_expr(text: str) -> sympy.Expr:
-    """A size expression written in sympy syntax (`s0`, `4`, `2*s0 + 1`, `s0//2`, `FloorDiv(s0, 2)`,
-    `Mod(s0, 8)`, `Min(s0, s1)`); every name is an integer symbol. Raises UnsupportedExpr."""
+    """A size expression written in sympy syntax, as `str()` of PyTorch's size expressions prints it
+    (`s0`, `4`, `2*s0 + 1`, `(s0//2)`, `FloorDiv(s0, 2)`, `PythonMod(s0, 8)`, `Max(1, s0)`, `s0**2`,
+    `ModularIndexing(s0, 2, 4)`); every name is an integer symbol. A call or operator it does not know
+    (`TruncToInt(...)`, `/`) becomes an opaque integer named by its text, so equal texts stay equal.
+    Raises UnsupportedExpr on a syntax error."""
     import ast
 
     try:
@@ -922,8 +931,10 @@ def parse_size_expr(text: str) -> sympy.Expr:
     except SyntaxError as e:
         raise UnsupportedExpr(f"cannot parse size expression '{text}': {e.msg}") from None
     funcs = {
-        "FloorDiv": _BINARY_TO_SYMPY["floordiv"], "CeilDiv": _BINARY_TO_SYMPY["ceildiv"],
-        "Mod": _BINARY_TO_SYMPY["mod"], "PythonMod": _BINARY_TO_SYMPY["mod"],
+        "FloorDiv": _BINARY_TO_SYMPY["floordiv"], "CleanDiv": _BINARY_TO_SYMPY["floordiv"],
+        "CeilDiv": _BINARY_TO_SYMPY["ceildiv"], "Mod": _BINARY_TO_SYMPY["mod"],
+        "PythonMod": _BINARY_TO_SYMPY["mod"], "PowByNatural": _BINARY_TO_SYMPY["pow"],
+        "ModularIndexing": lambda x, d, m: _BINARY_TO_SYMPY["mod"](_BINARY_TO_SYMPY["floordiv"](x, d), m),
         "Min": sympy.Min, "Max": sympy.Max,
     }
     binops = {
@@ -942,8 +953,11 @@ def parse_size_expr(text: str) -> sympy.Expr:
         if isinstance(n, ast.BinOp) and type(n.op) in binops:
             return binops[type(n.op)](conv(n.left), conv(n.right))
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in funcs and not n.keywords:
-            return funcs[n.func.id](*[conv(a) for a in n.args])
-        raise UnsupportedExpr(f"unsupported size expression '{text}' (at '{ast.unparse(n)}')")
+            try:
+                return funcs[n.func.id](*[conv(a) for a in n.args])
+            except TypeError:  # wrong arity: not the function we know
+                pass
+        return sympy.Symbol("%" + ast.unparse(n), integer=True)  # opaque, but equal to itself
 
     return conv(tree.body)
 
@@ -964,3 +978,13 @@ def expr_symbols(e: sympy.Basic) -> set[str]:
 
 def sympy_int(n: int) -> sympy.Integer:
     return sympy.Integer(int(n))
+
+
+def single_symbol_bound(c) -> tuple[str, str, int] | None:
+    """(symbol, "lo" | "hi" | "eq", value) when `c` is `s >= value`, `s <= value` or `s == value`."""
+    if not is_single_symbol_bound(c) or c.kind == "ne":
+        return None
+    (atom, coeff), k = c.lin.terms[0], c.lin.const
+    if c.kind == "eq":
+        return atom.name, "eq", -k
+    return (atom.name, "lo", -k) if coeff > 0 else (atom.name, "hi", k)

@@ -11,17 +11,17 @@
 // `c * x`), strict relations made non-strict, the gcd divided out. Unused old expressions go.
 // CHECK-LABEL: func.func @canonical_forms
 // CHECK-NEXT:    %[[S0:.*]] = "sym.value"() {symbol = "s0"}
-// CHECK-NEXT:    %[[S1:.*]] = "sym.value"() {symbol = "s1"}
 // CHECK-NEXT:    "sym.bind"(%arg0, %[[S0]])
+// CHECK-NEXT:    %[[S1:.*]] = "sym.value"() {symbol = "s1"}
 // CHECK-NEXT:    "sym.bind"(%arg1, %[[S1]])
 // CHECK-NEXT:    %[[C2:.*]] = "sym.constant"() {value = 2 : i64}
-// CHECK-NEXT:    %[[C3:.*]] = "sym.constant"() {value = 3 : i64}
 // CHECK-NEXT:    %[[M:.*]] = "sym.mul"(%[[C2]], %[[S0]])
 // CHECK-NEXT:    %[[G0:.*]] = "sym.cmp"(%[[M]], %[[S1]]) {predicate = "ge"}
 // CHECK-NEXT:    "sym.guard"(%[[G0]]) {origin = "s0*2 >= s1"}
 // CHECK-NEXT:    %[[C4:.*]] = "sym.constant"() {value = 4 : i64}
 // CHECK-NEXT:    %[[G1:.*]] = "sym.cmp"(%[[S1]], %[[C4]]) {predicate = "ge"}
 // CHECK-NEXT:    "sym.guard"(%[[G1]]) {origin = "3 < s1"}
+// CHECK-NEXT:    %[[C3:.*]] = "sym.constant"() {value = 3 : i64}
 // CHECK-NEXT:    %[[G2:.*]] = "sym.cmp"(%[[S0]], %[[C3]]) {predicate = "le"}
 // CHECK-NEXT:    "sym.guard"(%[[G2]]) {origin = "2*s0 + 2 <= 8"}
 // CHECK-NEXT:    return
@@ -94,21 +94,29 @@ func.func @fold_by_ranges(%a: index, %b: index) attributes {sym.guards} {
   return
 }
 
-// Together `s0 >= 1` and `s0 != 1` check the declared bound s0 >= 2: the bound is then known only
-// through them, and neither is folded.
-// CHECK-LABEL: func.func @no_fold_when_guards_check_the_bound
-// CHECK:         "sym.guard"(%{{.*}}) {origin = "s0 >= 1"}
-// CHECK-NEXT:    %[[NE:.*]] = "sym.cmp"(%{{.*}}, %{{.*}}) {predicate = "ne"}
-// CHECK-NEXT:    "sym.guard"(%[[NE]]) {origin = "Ne(s0, 1)"}
+// A range check of a declared bound goes only for a stronger range check of the same symbol, never
+// for relations that imply it (here 2*s0 >= s1 + 1 and s1 >= 2): the bound must stay checked.
+// CHECK-LABEL: func.func @no_fold_range_check_by_relations
+// CHECK:         %[[C2:.*]] = "sym.constant"() {value = 2 : i64}
+// CHECK-NEXT:    %[[R0:.*]] = "sym.cmp"(%{{.*}}, %[[C2]]) {predicate = "ge"}
+// CHECK-NEXT:    "sym.guard"(%[[R0]]) {origin = "range of s0: [2, oo]"}
+// CHECK-NEXT:    %[[R1:.*]] = "sym.cmp"(%{{.*}}, %[[C2]]) {predicate = "ge"}
+// CHECK-NEXT:    "sym.guard"(%[[R1]]) {origin = "range of s1: [2, 64]"}
+// CHECK:         "sym.guard"(%{{.*}}) {origin = "2*s0 > s1"}
 // CHECK-NEXT:    return
-func.func @no_fold_when_guards_check_the_bound(%a: index) attributes {sym.guards} {
+func.func @no_fold_range_check_by_relations(%a: index, %b: index) attributes {sym.guards} {
   %s0 = "sym.value"() {symbol = "s0"} : () -> index
+  %s1 = "sym.value"() {symbol = "s1"} : () -> index
   "sym.bind"(%a, %s0) : (index, index) -> ()
-  %c1 = "sym.constant"() {value = 1 : i64} : () -> index
-  %g0 = "sym.cmp"(%s0, %c1) {predicate = "ge"} : (index, index) -> i1
-  "sym.guard"(%g0) {origin = "s0 >= 1"} : (i1) -> ()
-  %g3 = "sym.cmp"(%s0, %c1) {predicate = "ne"} : (index, index) -> i1
-  "sym.guard"(%g3) {origin = "Ne(s0, 1)"} : (i1) -> ()
+  "sym.bind"(%b, %s1) : (index, index) -> ()
+  %c2 = "sym.constant"() {value = 2 : i64} : () -> index
+  %r0 = "sym.cmp"(%s0, %c2) {predicate = "ge"} : (index, index) -> i1
+  "sym.guard"(%r0) {origin = "range of s0: [2, oo]"} : (i1) -> ()
+  %r1 = "sym.cmp"(%s1, %c2) {predicate = "ge"} : (index, index) -> i1
+  "sym.guard"(%r1) {origin = "range of s1: [2, 64]"} : (i1) -> ()
+  %m = "sym.mul"(%c2, %s0) : (index, index) -> index
+  %g = "sym.cmp"(%m, %s1) {predicate = "gt"} : (index, index) -> i1
+  "sym.guard"(%g) {origin = "2*s0 > s1"} : (i1) -> ()
   return
 }
 
@@ -116,9 +124,9 @@ func.func @no_fold_when_guards_check_the_bound(%a: index) attributes {sym.guards
 // they are never folded by their own declaration, and they fold the weaker guards.
 // CHECK-LABEL: func.func @no_fold_range_guards
 // CHECK:         %[[C2:.*]] = "sym.constant"() {value = 2 : i64}
-// CHECK-NEXT:    %[[C64:.*]] = "sym.constant"() {value = 64 : i64}
 // CHECK-NEXT:    %[[R0:.*]] = "sym.cmp"(%{{.*}}, %[[C2]]) {predicate = "ge"}
 // CHECK-NEXT:    "sym.guard"(%[[R0]]) {origin = "range of s0: [2, oo]"}
+// CHECK-NEXT:    %[[C64:.*]] = "sym.constant"() {value = 64 : i64}
 // CHECK-NEXT:    %[[R1:.*]] = "sym.cmp"(%{{.*}}, %[[C64]]) {predicate = "le"}
 // CHECK-NEXT:    "sym.guard"(%[[R1]]) {origin = "range of s1: [2, 64]"}
 // CHECK-NEXT:    return
@@ -146,9 +154,9 @@ func.func @no_fold_range_guards(%a: index, %b: index) attributes {sym.guards} {
 
 // `s0 >= 2` is implied by `s0 >= 4`, `s0 + s1 >= 8` by `s0 >= 4` and `s1 >= s0`.
 // CHECK-LABEL: func.func @fold_implied_by_guards
-// CHECK:         %[[S0:.*]] = "sym.value"() {symbol = "s0"}
-// CHECK-NEXT:    %[[S1:.*]] = "sym.value"() {symbol = "s1"}
+// CHECK-NEXT:    %[[S0:.*]] = "sym.value"() {symbol = "s0"}
 // CHECK-NEXT:    "sym.bind"
+// CHECK-NEXT:    %[[S1:.*]] = "sym.value"() {symbol = "s1"}
 // CHECK-NEXT:    "sym.bind"
 // CHECK-NEXT:    %[[C4:.*]] = "sym.constant"() {value = 4 : i64}
 // CHECK-NEXT:    %[[G0:.*]] = "sym.cmp"(%[[S0]], %[[C4]]) {predicate = "ge"}
@@ -201,16 +209,18 @@ func.func @drop_tautologies(%a: index) attributes {sym.guards} {
 
 // Nothing implies these: they stay (rewritten in canonical form only).
 // CHECK-LABEL: func.func @no_fold_when_not_implied
-// CHECK-DAG:     %[[S0:.*]] = "sym.value"() {symbol = "s0"}
-// CHECK-DAG:     %[[S1:.*]] = "sym.value"() {symbol = "s1"}
-// CHECK-DAG:     %[[C2:.*]] = "sym.constant"() {value = 2 : i64}
-// CHECK-DAG:     %[[C8:.*]] = "sym.constant"() {value = 8 : i64}
-// CHECK-DAG:     %[[C4096:.*]] = "sym.constant"() {value = 4096 : i64}
-// CHECK:         %[[G0:.*]] = "sym.cmp"(%[[S0]], %[[C2]]) {predicate = "ge"}
+// CHECK-NEXT:    %[[S0:.*]] = "sym.value"() {symbol = "s0"}
+// CHECK-NEXT:    "sym.bind"
+// CHECK-NEXT:    %[[S1:.*]] = "sym.value"() {symbol = "s1"}
+// CHECK-NEXT:    "sym.bind"
+// CHECK-NEXT:    %[[C2:.*]] = "sym.constant"() {value = 2 : i64}
+// CHECK-NEXT:    %[[G0:.*]] = "sym.cmp"(%[[S0]], %[[C2]]) {predicate = "ge"}
 // CHECK-NEXT:    "sym.guard"(%[[G0]]) {origin = "s0 >= 2"}
 // CHECK-NEXT:    %[[M:.*]] = "sym.mul"(%[[S0]], %[[S1]])
+// CHECK-NEXT:    %[[C4096:.*]] = "sym.constant"() {value = 4096 : i64}
 // CHECK-NEXT:    %[[G1:.*]] = "sym.cmp"(%[[M]], %[[C4096]]) {predicate = "le"}
 // CHECK-NEXT:    "sym.guard"(%[[G1]]) {origin = "s0*s1 <= 4096"}
+// CHECK-NEXT:    %[[C8:.*]] = "sym.constant"() {value = 8 : i64}
 // CHECK-NEXT:    %[[MOD:.*]] = "sym.mod"(%[[S1]], %[[C8]])
 // CHECK-NEXT:    %[[Z:.*]] = "sym.constant"() {value = 0 : i64}
 // CHECK-NEXT:    %[[G2:.*]] = "sym.cmp"(%[[MOD]], %[[Z]]) {predicate = "eq"}
@@ -241,6 +251,7 @@ func.func @no_fold_when_not_implied(%a: index, %b: index) attributes {sym.guards
 // CHECK-LABEL: func.func @no_fold_across_assert
 // CHECK:         "sym.guard"(%{{.*}}) {origin = "s0 >= 2"}
 // CHECK-NEXT:    "sym.assert"(%arg1) {msg = "user check"}
+// CHECK-NEXT:    "sym.constant"() {value = 4 : i64}
 // CHECK-NEXT:    %[[G1:.*]] = "sym.cmp"
 // CHECK-NEXT:    "sym.guard"(%[[G1]]) {origin = "s0 >= 4"}
 // CHECK-NEXT:    return
@@ -279,6 +290,7 @@ func.func @fold_assert(%a: index) attributes {sym.guards} {
 // CHECK:         %[[C3:.*]] = "sym.constant"() {value = 3 : i64}
 // CHECK-NEXT:    %[[A:.*]] = "sym.cmp"(%{{.*}}, %[[C3]]) {predicate = "ge"}
 // CHECK-NEXT:    "sym.assert"(%[[A]]) {msg = "expected s0 > 2"}
+// CHECK-NEXT:    %[[C4:.*]] = "sym.constant"() {value = 4 : i64}
 // CHECK-NEXT:    %[[G:.*]] = "sym.cmp"
 // CHECK-NEXT:    "sym.guard"(%[[G]]) {origin = "s0 >= 4"}
 // CHECK-NEXT:    return

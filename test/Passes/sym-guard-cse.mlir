@@ -73,12 +73,16 @@ func.func @merge_ranges(%a: index) attributes {sym.guards} {
   return
 }
 
-// Expensive guards are tried first: the product, then the relations, then the ranges. What stays:
-// s1 >= 4 and s0 == s1, which imply all the others.
+// Expensive guards are tried first: the product, then the relations. What stays: the range checks
+// s0 >= 4 and s1 >= 4 (a range check of a declared bound goes only for a stronger one of the same
+// symbol) and s0 == s1; they imply all the others.
 // CHECK-LABEL: func.func @drop_implied
 // CHECK:         "sym.bind"
 // CHECK-NEXT:    "sym.bind"
+// CHECK-NEXT:    %[[C4:.*]] = "sym.constant"() {value = 4 : i64}
 // CHECK-NEXT:    %[[C3:.*]] = "sym.constant"() {value = 3 : i64}
+// CHECK-NEXT:    %[[G0:.*]] = "sym.cmp"(%{{.*}}, %[[C4]]) {predicate = "ge"}
+// CHECK-NEXT:    "sym.guard"(%[[G0]]) {origin = "s0 >= 4"}
 // CHECK-NEXT:    %[[G:.*]] = "sym.cmp"(%{{.*}}, %[[C3]]) {predicate = "gt"}
 // CHECK-NEXT:    "sym.guard"(%[[G]]) {origin = "s1 > 3"}
 // CHECK-NEXT:    %[[E:.*]] = "sym.cmp"(%{{.*}}, %{{.*}}) {predicate = "eq"}
