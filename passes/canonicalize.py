@@ -4,8 +4,9 @@ contradictions.
 For every function, each `sym.guard`/`sym.assert` condition is read as sympy (through
 `shapes.read_condition`) into a canonical relation (`lin >= 0`, `lin == 0`, `lin != 0` over integer
 atoms, gcd divided out, strict relations made non-strict) and rebuilt from sym ops in that one form:
-`s0*2 >= 4`, `2*s0 > 3` and `4 <= 2*s0` all become `s0 >= 2`, `a < b` and `b > a` both `b >= a + 1`.
-Then, in program order:
+`s0*2 >= 4`, `2*s0 > 3` and `4 <= 2*s0` all become `s0 >= 2`, `a < b` and `b > a` both `b >= a + 1`
+(in a function of sym ops only, each expression op is then placed just before its first user, so the
+output does not depend on where the input put them). Before that:
 
 * a guard that is false under the declared ranges and the other guards is a compile-time error at
   the last such guard, naming the conflicting guards by origin (`contradictory guards: ...`); a guard
@@ -14,7 +15,7 @@ Then, in program order:
 * a guard that always holds (a tautology), or that is implied by the declared ranges and the other
   guards, is erased;
 * an assert is erased only when provably true: implied by the declared ranges and the checks before
-  it.
+  it (an erased assert joins two segments, so the analysis then runs again).
 
 Facts and their limits (what keeps the rewrite sound for the "first failing check" semantics of
 `convert-sym-to-arith`):
@@ -44,8 +45,10 @@ After:
   %m = "sym.mul"(%c2, %s0); %h = "sym.cmp"(%m, %t) {predicate = "ge"}   // 2*s0 >= s1 + 1
   "sym.guard"(%h) {origin = "model.py:4"}
 
-The helpers below (`GuardBlock`, `erase_dead_expressions`, `module_of`, `functions`) are shared by
-sym-guard-cse and sym-guard-schedule.
+The helpers below (`GuardBlock`, `erase_dead_expressions`, `place_expressions`, `sym_only`,
+`module_of`, `functions`) are shared by sym-guard-cse and sym-guard-schedule. Statistics:
+`guards-folded` (implied by other checks), `guards-folded-by-ranges`, `tautologies-removed`,
+`asserts-removed`, `conditions-rewritten`.
 """
 from __future__ import annotations
 
@@ -223,6 +226,16 @@ class GuardBlock:
         for c in self.checks:
             if c.cond is not None:
                 self.facts.add(c.index, c.cond)
+        # Per check, for the predicates below: is a guard, segment, id of its condition (equal
+        # conditions share one), symbol of a single-symbol range check.
+        ids: dict = {}
+        self._guard = [c.kind == "guard" for c in self.checks]
+        self._segment = [c.segment for c in self.checks]
+        self._cond_id = [ids.setdefault(c.cond, len(ids)) if c.cond is not None else -1 for c in self.checks]
+        self._range_symbol = []
+        for c in self.checks:
+            b = shapes.single_symbol_bound(c.cond) if c.cond is not None else None
+            self._range_symbol.append(b[0] if b else None)
 
     def _checked_bounds(self, cond) -> set[tuple[str, str]]:
         """The declared bounds a range check enforces: `s >= c` with c >= lo > 0, `s <= c` with c <= hi,
@@ -245,28 +258,22 @@ class GuardBlock:
         it up to the next assert; for an assert, the checks before it. A range check of a declared
         bound only by range checks of the same symbol (so that the bound stays checked, and what is
         trusted does not change when checks go)."""
-        checks = self.checks
+        i, seg, guard = c.index, c.segment, self._guard
+        segment = self._segment
         if c.kind == "assert":
-            ok = lambda j: isinstance(j, int) and j < c.index  # noqa: E731
+            ok = lambda j: j.__class__ is int and j < i  # noqa: E731
         else:
-            ok = lambda j: isinstance(j, int) and j != c.index and (  # noqa: E731
-                j < c.index or (checks[j].kind == "guard" and checks[j].segment == c.segment)
-            )
+            ok = lambda j: j.__class__ is int and j != i and (j < i or (guard[j] and segment[j] == seg))  # noqa: E731
         if not c.bounds:
             return ok
-        name = next(iter(c.bounds))[0]
-
-        def same_symbol_range_check(j: object) -> bool:
-            b = shapes.single_symbol_bound(checks[j].cond) if ok(j) else None
-            return b is not None and b[0] == name
-
-        return same_symbol_range_check
+        name, rsym = next(iter(c.bounds))[0], self._range_symbol
+        return lambda j: ok(j) and rsym[j] == name
 
     def other_guards(self, c: Check) -> Callable[[object], bool]:
         """The other guards, less those with the same condition (with them the facts would already be
         contradictory when `c` is false, and could then prove anything)."""
-        checks = self.checks
-        return lambda j: isinstance(j, int) and checks[j].kind == "guard" and checks[j].cond != c.cond
+        guard, cid, mine = self._guard, self._cond_id, self._cond_id[c.index]
+        return lambda j: j.__class__ is int and guard[j] and cid[j] != mine
 
     def remove(self, c: Check) -> None:
         c.removed = True

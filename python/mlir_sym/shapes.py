@@ -256,8 +256,8 @@ def sorted_symbols(symbols: Iterable[sympy.Symbol]) -> list[sympy.Symbol]:
 # atoms), atom bounds tightened by single-atom assumptions, exact matches on the same linear form, and
 # one-step linear combinations `query - r * assumption`. Sound, not complete: None means "unknown".
 
+import logging
 import math as _math
-from fractions import Fraction as _Fraction
 
 _SORT_KEYS: dict = {}
 
@@ -654,13 +654,9 @@ class Facts:
         out: tuple[int | None, int | None] = (None, None)
         if not any(lo is not None and hi is not None and lo > hi for lo, hi in rs.values()):
             try:
-                from torch.utils._sympy.numbers import int_oo
-                from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
-
+                int_oo, ValueRanges, bound_sympy = _torch_bounds()
                 vr = {s: ValueRanges(-int_oo if lo is None else lo, int_oo if hi is None else hi)
                       for s, (lo, hi) in rs.items()}
-                import logging
-
                 quiet = logging.getLogger("torch.utils._sympy.interp")  # it logs what it cannot bound
                 level = quiet.level
                 quiet.setLevel(logging.ERROR)
@@ -677,6 +673,19 @@ class Facts:
         return out
 
 
+_TORCH_BOUNDS: tuple = ()
+
+
+def _torch_bounds() -> tuple:
+    global _TORCH_BOUNDS
+    if not _TORCH_BOUNDS:
+        from torch.utils._sympy.numbers import int_oo
+        from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+
+        _TORCH_BOUNDS = (int_oo, ValueRanges, bound_sympy)
+    return _TORCH_BOUNDS
+
+
 class _Query:
     def __init__(self, facts: Facts, allowed) -> None:
         self.f = facts
@@ -685,7 +694,10 @@ class _Query:
         self.exact = True
 
     def ok(self, owner) -> bool:
-        return owner in self.f.alive and (self.allowed is None or self.allowed(owner))
+        if owner not in self.f.alive:
+            return False
+        allowed = self.allowed
+        return allowed is None or allowed(owner)
 
     # ranges ---------------------------------------------------------------------------------
     PROPAGATE_DEPTH = 2  # levels of bound propagation through relations of several atoms
@@ -817,27 +829,36 @@ class _Query:
         return self.pairwise(lin)
 
     def pairwise(self, lin: Lin):
+        """`lin >= 0` from one assumption A sharing an atom: with r = num/den (den > 0) the ratio of
+        their coefficients on that atom, bound D = den*lin - num*A. A `>= 0` with r > 0: lo(D) >= 0
+        proves it; r < 0: hi(D) < 0 refutes it. A `== 0`: either, for any r."""
         mine = dict(lin.terms)
         seen: set = set()
         count = 0
         for a in lin.atoms:
             for rel, owner in self.f._by_atom.get(a, ()):
-                if (rel, owner) in seen or rel.kind == "ne" or not self.ok(owner):
+                key = (id(rel), owner)
+                if key in seen or rel.kind == "ne" or not self.ok(owner):
                     continue
-                seen.add((rel, owner))
+                seen.add(key)
                 count += 1
                 if count > Facts.PAIRWISE_LIMIT:
                     return None, set()
                 theirs = dict(rel.lin.terms)
-                ratios = {_Fraction(mine[b], theirs[b]) for b in mine if b in theirs}
-                for r in sorted(ratios):
-                    items = [(b, mine.get(b, 0) - r * theirs.get(b, 0)) for b in set(mine) | set(theirs)]
-                    items.sort(key=lambda t: _skey(t[0]))
-                    lo, hi, wl, wh = self.interval(items, lin.const - r * rel.lin.const)
+                ratios = set()
+                for b, cb in mine.items():
+                    if b in theirs:
+                        t = theirs[b]
+                        num, den = (cb, t) if t > 0 else (-cb, -t)
+                        g = _math.gcd(num, den)
+                        ratios.add((num // g, den // g))
+                for num, den in sorted(ratios):
+                    items = [(b, den * mine.get(b, 0) - num * theirs.get(b, 0)) for b in mine.keys() | theirs.keys()]
+                    lo, hi, wl, wh = self.interval(items, den * lin.const - num * rel.lin.const)
                     if rel.kind == "ge":
-                        if r > 0 and lo is not None and lo >= 0:
+                        if num > 0 and lo is not None and lo >= 0:
                             return True, wl | {owner}
-                        if r < 0 and hi is not None and hi < 0:
+                        if num < 0 and hi is not None and hi < 0:
                             return False, wh | {owner}
                     else:
                         if lo is not None and lo >= 0:
