@@ -5,13 +5,11 @@ that separates an imported module into its guard part and its compute part.
   torch-to-linalg  : torch-mlir's backend pipeline (torch dialect -> linalg on tensors)
   linalg-to-llvm   : destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect
 
-Checks inside loop bodies (torch-mlir's per-element index bounds checks of embedding/gather/index)
-cannot become an early return while they sit in a region, so `sym-defer-nested-asserts` parks each
-as a call to a marker function; once the loops are a plain CFG (after convert-scf-to-cf),
-`sym-nested-assert-to-status` turns each marker call into a branch to a `return -k` block, like
-`sym-assert-to-status` does for the function body. A failing check therefore raises in Python, as
-eager PyTorch does for an out-of-range index, instead of aborting the process. (Buffers allocated
-before a failing check are not freed on that error path.)
+The passes these pipelines name live in passes/, one per file (importing `mlir_sym.passes`
+registers them). Order matters in two places of the compute pipelines: `sym-readonly-inputs` and
+`sym-unshare-inits` must run before bufferization (and the latter after the last CSE on tensors),
+and checks nested in loops are parked by `sym-defer-nested-asserts` before bufferization and turned
+into status returns by `sym-nested-assert-to-status` right after convert-scf-to-cf.
 """
 from __future__ import annotations
 
@@ -19,11 +17,10 @@ import logging
 import time
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, cf
-from torch_mlir.dialects import func as func_d
 
+import mlir_sym.passes  # noqa: F401 - registers every pass the pipelines below name
 from mlir_sym.dialects import sym
-from mlir_sym.passes.registry import PassError, SymPass, build_pipeline, located_error, register, register_pipeline
+from mlir_sym.passes.registry import PassError, build_pipeline, register_pipeline
 
 log = logging.getLogger("mlir_sym.pipelines")
 
@@ -141,175 +138,3 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
 
     walk(module.operation)
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs are read-only
-
-
-@register
-class ReadonlyInputs(SymPass):
-    """Mark every tensor argument of compute functions `bufferization.writable = false`.
-
-    One-shot bufferization treats function arguments as writable by default, so an in-place update
-    of an input-derived tensor (`y = x.clone(); y[1:] += 1` becomes `tensor.insert_slice ... into %x`)
-    would be bufferized into the caller's input buffer, silently mutating the user's tensor. Inputs
-    belong to the caller: bufferization must copy before writing."""
-
-    name = "sym-readonly-inputs"
-
-    def run(self, op: ir.Operation) -> None:
-        false = ir.BoolAttr.get(False)
-        for fn in _compute_funcs(op):
-            ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
-            old = list(ir.ArrayAttr(fn.operation.attributes["arg_attrs"])) if "arg_attrs" in fn.operation.attributes else []
-            new = []
-            for i, t in enumerate(ftype.inputs):
-                entries = {a.name: a.attr for a in ir.DictAttr(old[i])} if i < len(old) else {}
-                if isinstance(t, ir.RankedTensorType):
-                    entries["bufferization.writable"] = false
-                    self.bump("inputs-marked")
-                new.append(ir.DictAttr.get(entries))
-            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
-
-
-# ---------------------------------------------------------------------------------------------
-# One init per destination-style op
-
-
-@register
-class UnshareInits(SymPass):
-    """Give every use of a `tensor.empty` or `linalg.fill` result its own copy of the op.
-
-    CSE in torch-mlir's pipeline merges the identical `fill(0, empty)` inits of reductions, so one
-    init feeds several ops. `eliminate-empty-tensors` then replaces that empty with the out-param
-    of one result (`to_tensor %out0 restrict`), and One-Shot bufferization lets another of those
-    ops write into the same buffer in place: the materialization of result 0 into %out0 clobbered
-    result 2 (`[c.sum(1) for c in x.chunk(3, dim=1)]` returned chunk 0's sums twice). Cloning these
-    pure ops per use keeps each chain from an empty tensor to its own destination."""
-
-    name = "sym-unshare-inits"
-
-    def run(self, op: ir.Operation) -> None:
-        for fn in _compute_funcs(op):
-            for kind in ("linalg.fill", "tensor.empty"):  # fills first: their clones share the empty
-                for o in [o.operation for b in fn.regions[0].blocks for o in b.operations if o.operation.name == kind]:
-                    result = o.results[0]
-                    for use in list(result.uses)[1:]:
-                        user = use.owner
-                        clone = o.clone(ip=ir.InsertionPoint(user))
-                        user.operands[use.operand_number] = clone.results[0]
-                        self.bump("inits-cloned")
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks nested in regions (see the module docstring)
-
-_MARKER = "__mlir_sym_nested_assert"
-_MSG_ATTR = "sym.assert_msg"
-
-
-def _compute_funcs(module_op: ir.Operation) -> list:
-    return [f for f in module_op.regions[0].blocks[0].operations
-            if f.operation.name == "func.func" and sym.GUARD_FN_ATTR not in f.operation.attributes
-            and len(f.regions[0].blocks) > 0]
-
-
-def _loc_text(loc: ir.Location) -> str:
-    text = str(loc)  # loc("file.py":12:0) -> file.py:12
-    if text.startswith('loc("') and '":' in text:
-        path, rest = text[5:].split('":', 1)
-        return f"{path}:{rest.split(':')[0]}"
-    return ""
-
-
-@register
-class DeferNestedAsserts(SymPass):
-    """Park each cf.assert nested in a region as a call to a marker, for sym-nested-assert-to-status."""
-
-    name = "sym-defer-nested-asserts"
-
-    def run(self, op: ir.Operation) -> None:
-        found: list[ir.Operation] = []
-
-        def walk(o: ir.Operation) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for child in block.operations:
-                        if child.operation.name == "cf.assert":
-                            found.append(child.operation)
-                        walk(child.operation)
-
-        for fn in _compute_funcs(op):
-            for block in fn.regions[0].blocks:
-                for child in block.operations:
-                    walk(child.operation)  # asserts directly in the body are sym-assert-to-status's
-        if not found:
-            return
-        i1 = ir.IntegerType.get_signless(1)
-        with ir.InsertionPoint(op.regions[0].blocks[0]), ir.Location.unknown():
-            func_d.FuncOp(_MARKER, ir.FunctionType.get([i1], []), visibility="private")
-        for a in found:
-            msg = ir.StringAttr(a.attributes["msg"]).value
-            where = _loc_text(a.location)
-            with ir.InsertionPoint(a), a.location:
-                call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(_MARKER), [a.operands[0]])
-            call.operation.attributes[_MSG_ATTR] = ir.StringAttr.get(f"{msg} (at {where})" if where else msg)
-            a.erase()
-            self.bump("asserts-deferred")
-
-
-@register
-class NestedAssertToStatus(SymPass):
-    """Turn the marker calls of sym-defer-nested-asserts into branches to a `return -k` block."""
-
-    name = "sym-nested-assert-to-status"
-
-    def run(self, op: ir.Operation) -> None:
-        i32 = ir.IntegerType.get_signless(32)
-        for fn in _compute_funcs(op):
-            calls, nested = [], []
-            for b in fn.regions[0].blocks:
-                for o in b.operations:
-                    if _is_marker_call(o.operation):
-                        calls.append(o.operation)
-                    elif o.operation.regions:
-                        nested.append(o.operation)
-            for o in nested:
-                if _contains_marker_call(o):
-                    raise located_error(o, "a deferred check is still nested in a region (run convert-scf-to-cf first)")
-            if not calls:
-                continue
-            ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
-            if list(ftype.results) != [i32]:
-                raise located_error(fn.operation, "function must return an i32 status (run sym-results-to-out-params first)")
-            attrs = fn.operation.attributes
-            msgs = [ir.StringAttr(m).value for m in ir.ArrayAttr(attrs["sym.assert_msgs"])] if "sym.assert_msgs" in attrs else []
-            for call in calls:
-                block = call.block
-                ops = list(block.operations)
-                idx = next(i for i, o in enumerate(ops) if o.operation == call)
-                msgs.append(ir.StringAttr(call.attributes[_MSG_ATTR]).value)
-                cont = block.create_after()
-                for o in ops[idx + 1:]:
-                    cont.append(o.operation)
-                fail = cont.create_after()
-                with ir.InsertionPoint(fail), call.location:
-                    func_d.ReturnOp([arith.ConstantOp(i32, -len(msgs)).result])
-                with ir.InsertionPoint(call), call.location:
-                    cf.CondBranchOp(call.operands[0], [], [], cont, fail)
-                call.erase()
-                self.bump("asserts-converted")
-            attrs["sym.assert_msgs"] = ir.ArrayAttr.get([ir.StringAttr.get(m) for m in msgs])
-        for f in list(op.regions[0].blocks[0].operations):
-            if f.operation.name == "func.func" and ir.StringAttr(f.operation.attributes["sym_name"]).value == _MARKER:
-                f.operation.erase()
-
-
-def _is_marker_call(o: ir.Operation) -> bool:
-    return o.name == "func.call" and _MSG_ATTR in o.attributes
-
-
-def _contains_marker_call(o: ir.Operation) -> bool:
-    return any(_is_marker_call(c.operation) or _contains_marker_call(c.operation)
-               for r in o.regions for b in r.blocks for c in b.operations)
