@@ -1,0 +1,106 @@
+"""Replace `linalg.matmul` / `linalg.batch_matmul` on memrefs by calls the GPU runtime serves with cuBLAS.
+
+Runs on the bufferized compute function, before `convert-linalg-to-parallel-loops` would turn the
+matmul into a loop nest of one thread per output element. `linalg.matmul ins(%a, %b) outs(%c)`
+becomes `func.call @__sym_matmul_<n>(%a, %b, %c)` (C += A*B); when the op right before it fills %c
+with zero, the fill goes and the call is `@__sym_matmul_init_<n>` (C = A*B). The callee is a private
+declaration tagged `sym.library_call` with its kind, one per kind and signature; the GPU runtime maps
+the name to torch.mm / addmm_ (bmm / baddbmm_ for batches) on the same buffers. Matmuls on tensors,
+with mixed or non-float element types, or with explicit non-default indexing maps (transposed
+operands) are left to the loop lowering.
+
+Before:
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+After:
+  call @__sym_matmul_init_0(%a, %b, %c) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
+  ...
+  func.func private @__sym_matmul_init_0(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>)
+      attributes {sym.library_call = "matmul_init"}
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+from torch_mlir.dialects import func as func_d
+
+from mlir_sym.passes.registry import SymPass, register
+
+_LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
+_LIBRARY_ELEMENTS = {"f32", "f64", "f16", "bf16"}
+_DEFAULT_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
+                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
+}
+
+
+@register
+class GpuLibraryCalls(SymPass):
+    """Replace linalg.matmul / linalg.batch_matmul on memrefs by calls the GPU runtime serves with cuBLAS."""
+
+    name = "sym-gpu-library-calls"
+
+    def run(self, op: ir.Operation) -> None:
+        module = op
+        decls: dict[str, str] = {}
+        for fn in list(module.regions[0].blocks[0].operations):
+            if fn.operation.name != "func.func" or len(fn.regions[0].blocks) == 0:
+                continue
+            for block in fn.regions[0].blocks:
+                prev = None
+                for child in list(block.operations):
+                    o = child.operation
+                    if o.name in _LIBRARY_OPS and self._eligible(o):
+                        self._replace(module, o, prev, decls)
+                        prev = None
+                        continue
+                    prev = o
+
+    @staticmethod
+    def _eligible(o: ir.Operation) -> bool:
+        if len(o.results):
+            return False
+        if "indexing_maps" in o.attributes:
+            maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
+            if maps != _DEFAULT_MAPS[o.name]:
+                return False
+        if len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+            return False
+        return all(str(ir.MemRefType(v.type).element_type) in _LIBRARY_ELEMENTS for v in o.operands) and \
+            len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) == 1
+
+    def _replace(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
+        kind = _LIBRARY_OPS[o.name]
+        a, b, c = list(o.operands)
+        init = prev is not None and prev.name == "linalg.fill" and len(prev.operands) == 2 \
+            and prev.operands[1] == c and _is_zero(prev.operands[0])
+        if init:
+            kind += "_init"
+            prev.erase()
+        types = [v.type for v in (a, b, c)]
+        sig = f"{kind}:{','.join(str(t) for t in types)}"
+        if sig not in decls:
+            name = f"__sym_{kind}_{len(decls)}"
+            decls[sig] = name
+            with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
+                f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
+                f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
+        with ir.InsertionPoint(o), o.location:
+            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), [a, b, c])
+        o.erase()
+        self.bump("library-calls")
+
+
+def _is_zero(v: ir.Value) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value == 0.0
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value == 0
+    return False

@@ -1,0 +1,65 @@
+"""Name each outlined kernel after its gpu.module, so that the kernels of all modules can share one PTX module.
+
+`gpu-kernel-outlining` gives every gpu.module a unique name (`@main_kernel`, `@main_kernel_0`, ...)
+but names the kernel inside after the launching function, so every module holds a
+`gpu.func @main_kernel`; linked into one PTX module, those entry points would clash. A gpu.module
+holding exactly one kernel gets its kernel renamed to the module's name, and the `gpu.launch_func`
+ops that launch it are updated. Modules with several kernels (or none) are left alone.
+
+Before:
+  gpu.launch_func @main_kernel_0::@main_kernel blocks in (%g, %c1, %c1) threads in (%c256, %c1, %c1) args(...)
+  gpu.module @main_kernel_0 {
+    gpu.func @main_kernel(...) kernel { ... }
+  }
+After:
+  gpu.launch_func @main_kernel_0::@main_kernel_0 blocks in (%g, %c1, %c1) threads in (%c256, %c1, %c1) args(...)
+  gpu.module @main_kernel_0 {
+    gpu.func @main_kernel_0(...) kernel { ... }
+  }
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from mlir_sym.passes.registry import SymPass, register
+
+
+@register
+class GpuUniqueKernelNames(SymPass):
+    """Name each outlined kernel after its gpu.module, so that all kernels can share one PTX module."""
+
+    name = "sym-gpu-unique-kernel-names"
+
+    def run(self, op: ir.Operation) -> None:
+        renames: dict[str, tuple[str, str]] = {}
+        for child in op.regions[0].blocks[0].operations:
+            m = child.operation
+            if m.name != "gpu.module":
+                continue
+            mname = ir.StringAttr(m.attributes["sym_name"]).value
+            kernels = [k.operation for k in m.regions[0].blocks[0].operations
+                       if k.operation.name == "gpu.func" and "kernel" in k.operation.attributes]
+            if len(kernels) != 1:
+                continue
+            k = kernels[0]
+            old = ir.StringAttr(k.attributes["sym_name"]).value
+            if old != mname:
+                k.attributes["sym_name"] = ir.StringAttr.get(mname)
+                renames[f"@{mname}::@{old}"] = (mname, mname)
+        if not renames:
+            return
+
+        def walk(o: ir.Operation) -> None:
+            for region in o.regions:
+                for block in region.blocks:
+                    for c in block.operations:
+                        c = c.operation
+                        if c.name == "gpu.launch_func":
+                            key = str(c.attributes["kernel"])
+                            if key in renames:
+                                c.attributes["kernel"] = ir.SymbolRefAttr.get(list(renames[key]))
+                                self.bump("kernels-renamed")
+                        else:
+                            walk(c)
+
+        walk(op)

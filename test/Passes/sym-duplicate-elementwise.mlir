@@ -1,0 +1,229 @@
+// RUN: symopt %s --split-input-file --sym-duplicate-elementwise | filecheck %s
+
+// Runs on tensors before linalg-fuse-elementwise-ops (sym-lower-to-nvvm), which fuses single-use
+// producers only: every consumer of the producer must end up with a copy of its own.
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// CHECK-LABEL: func.func @two_consumers
+// CHECK:       %[[P1:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    math.exp
+// CHECK:       %[[P2:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    math.exp
+// CHECK-DAG:   linalg.generic {{.*}} ins(%[[P1]] : tensor<?x?xf32>)
+// CHECK-DAG:   linalg.generic {{.*}} ins(%[[P2]] : tensor<?x?xf32>)
+// CHECK-NOT:   math.exp
+func.func @two_consumers(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %a, %b : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// Softmax's exp(x - max): consumed by the row sum (a reduction) and by the division, which also
+// takes the sum. Each gets its own exp.
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// CHECK-LABEL: func.func @softmax_exp
+// CHECK:       %[[E1:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x?xf32>, tensor<?xf32>)
+// CHECK:         arith.subf
+// CHECK-NEXT:    math.exp
+// CHECK:       %[[E2:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x?xf32>, tensor<?xf32>)
+// CHECK:         arith.subf
+// CHECK-NEXT:    math.exp
+// CHECK-DAG:   %[[S:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[E1]] : tensor<?x?xf32>)
+// CHECK-DAG:   linalg.generic {{.*}} ins(%[[E2]], %[[S]] : tensor<?x?xf32>, tensor<?xf32>)
+// CHECK-NOT:   math.exp
+func.func @softmax_exp(%x: tensor<?x?xf32>, %max: tensor<?xf32>, %e: tensor<?x?xf32>, %acc: tensor<?xf32>) -> tensor<?x?xf32> {
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<?x?xf32>, tensor<?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %t = math.exp %d : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %s : tensor<?x?xf32>, tensor<?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %t = arith.divf %in, %sum : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// One consumer: fusion reaches it already.
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @no_rewrite_when_single_use
+// CHECK:       math.exp
+// CHECK-NOT:   math.exp
+func.func @no_rewrite_when_single_use(%x: tensor<?xf32>, %e: tensor<?xf32>) -> tensor<?xf32> {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %a : tensor<?xf32>
+}
+
+// -----
+
+// The result is also returned: it is materialized anyway, copying it would only add work.
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @no_rewrite_when_a_user_is_not_a_generic
+// CHECK:       math.exp
+// CHECK-NOT:   math.exp
+func.func @no_rewrite_when_a_user_is_not_a_generic(%x: tensor<?xf32>, %e: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %a, %p : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// A user takes it as its `outs` operand: not elementwise fusion.
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @no_rewrite_when_used_as_outs
+// CHECK:       math.exp
+// CHECK-NOT:   math.exp
+func.func @no_rewrite_when_used_as_outs(%x: tensor<?xf32>, %e: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%p : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// A reduction is not elementwise: recomputing it per consumer would repeat the whole reduction.
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#r = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @no_rewrite_when_producer_reduces
+// CHECK:       "reduction"
+// CHECK-NOT:   "reduction"
+func.func @no_rewrite_when_producer_reduces(%x: tensor<?x?xf32>, %acc: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#r, #r], iterator_types = ["parallel"]}
+      ins(%s : tensor<?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %b = linalg.generic {indexing_maps = [#r, #r], iterator_types = ["parallel"]}
+      ins(%s : tensor<?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// A body of more than 12 ops (here 12 arith ops and the yield) costs more to recompute than to read.
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @no_rewrite_when_body_is_large
+// CHECK:       math.exp
+// CHECK-NOT:   math.exp
+func.func @no_rewrite_when_body_is_large(%x: tensor<?xf32>, %e: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t0 = math.exp %in : f32
+    %t1 = arith.addf %t0, %in : f32
+    %t2 = arith.addf %t1, %in : f32
+    %t3 = arith.addf %t2, %in : f32
+    %t4 = arith.addf %t3, %in : f32
+    %t5 = arith.addf %t4, %in : f32
+    %t6 = arith.addf %t5, %in : f32
+    %t7 = arith.addf %t6, %in : f32
+    %t8 = arith.addf %t7, %in : f32
+    %t9 = arith.addf %t8, %in : f32
+    %t10 = arith.addf %t9, %in : f32
+    %t11 = arith.addf %t10, %in : f32
+    linalg.yield %t11 : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %a, %b : tensor<?xf32>, tensor<?xf32>
+}

@@ -1,0 +1,127 @@
+// RUN: symopt %s --split-input-file --sym-gpu-library-calls | filecheck %s
+
+// Runs on the bufferized compute function (sym-lower-to-nvvm: after one-shot-bufferize, before
+// convert-linalg-to-parallel-loops).
+
+// A zero fill right before the matmul goes into the call: C = A*B.
+// CHECK-LABEL: func.func @matmul_after_zero_fill
+// CHECK-NOT:   linalg.fill
+// CHECK:       call @__sym_matmul_init_0(%arg0, %arg1, %arg2) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
+// CHECK-NOT:   linalg.matmul
+// CHECK:       func.func private @__sym_matmul_init_0(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) attributes {sym.library_call = "matmul_init"}
+func.func @matmul_after_zero_fill(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// Without a fill the call accumulates: C += A*B. Calls of one kind and signature share a declaration.
+// CHECK-LABEL: func.func @matmuls_accumulate
+// CHECK:       call @__sym_matmul_0(%arg0, %arg1, %arg2)
+// CHECK:       call @__sym_matmul_0(%arg1, %arg0, %arg2)
+// CHECK-NOT:   linalg.matmul
+// CHECK:       func.func private @__sym_matmul_0(memref<4x4xf16>, memref<4x4xf16>, memref<4x4xf16>) attributes {sym.library_call = "matmul"}
+// CHECK-NOT:   func.func private
+func.func @matmuls_accumulate(%a: memref<4x4xf16>, %b: memref<4x4xf16>, %c: memref<4x4xf16>) -> i32 {
+  linalg.matmul ins(%a, %b : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf16>)
+  linalg.matmul ins(%b, %a : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf16>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_matmul_after_zero_fill
+// CHECK-NOT:   linalg.fill
+// CHECK:       call @__sym_batch_matmul_init_0(%arg0, %arg1, %arg2) : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) -> ()
+// CHECK-NOT:   linalg.batch_matmul
+// CHECK:       func.func private @__sym_batch_matmul_init_0({{.*}}) attributes {sym.library_call = "batch_matmul_init"}
+func.func @batch_matmul_after_zero_fill(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?xf32>) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?x?xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<?x?x?xf32>, memref<?x?x?xf32>) outs(%c : memref<?x?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// The fill writes a value other than zero: it stays, and the matmul accumulates onto it.
+// CHECK-LABEL: func.func @no_rewrite_of_fill_when_not_zero
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%arg2 : memref<?x?xf32>)
+// CHECK-NEXT:  call @__sym_matmul_0(%arg0, %arg1, %arg2)
+// CHECK-NOT:   matmul_init
+func.func @no_rewrite_of_fill_when_not_zero(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) -> i32 {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// The zero fill is of another buffer: it stays.
+// CHECK-LABEL: func.func @no_rewrite_of_fill_when_another_buffer
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<?x?xf32>)
+// CHECK-NEXT:  call @__sym_matmul_0(%arg0, %arg1, %arg2)
+// CHECK-NOT:   matmul_init
+func.func @no_rewrite_of_fill_when_another_buffer(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>, %d: memref<?x?xf32>) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%d : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// Before bufferization (tensor results) there is no buffer to hand to cuBLAS.
+// CHECK-LABEL: func.func @no_rewrite_when_on_tensors
+// CHECK:       linalg.matmul
+// CHECK-NOT:   call
+func.func @no_rewrite_when_on_tensors(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// Mixed element types (f16 inputs, f32 accumulator): left to the loop lowering.
+// CHECK-LABEL: func.func @no_rewrite_when_element_types_differ
+// CHECK:       linalg.matmul
+// CHECK-NOT:   call
+func.func @no_rewrite_when_element_types_differ(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) -> i32 {
+  linalg.matmul ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// Integer matmuls: cuBLAS (torch.mm on CUDA) does not serve them.
+// CHECK-LABEL: func.func @no_rewrite_when_integer
+// CHECK:       linalg.matmul
+// CHECK-NOT:   call
+func.func @no_rewrite_when_integer(%a: memref<?x?xi32>, %b: memref<?x?xi32>, %c: memref<?x?xi32>) -> i32 {
+  linalg.matmul ins(%a, %b : memref<?x?xi32>, memref<?x?xi32>) outs(%c : memref<?x?xi32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// Explicit indexing maps (here B transposed): the runtime's call assumes row-major A*B.
+// CHECK-LABEL: func.func @no_rewrite_when_indexing_maps_are_not_the_default
+// CHECK:       linalg.matmul
+// CHECK-NOT:   call
+func.func @no_rewrite_when_indexing_maps_are_not_the_default(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) -> i32 {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
