@@ -3,7 +3,7 @@
 Each symbol is loaded once from the first input size bound to exactly that symbol (its scratch
 value); every other `sym.bind` becomes an equality check, every `sym.guard`/`sym.assert` a check.
 The function then returns an i32: 0 if all checks hold, otherwise the id of the first failing check
-in program order (ids are 1-based, stored on the function as `sym.check_ids`; a failing assert
+in program order (ids are 1-based, stored on the function as `sym.checks`; a failing assert
 returns its id negated, so the runtime can tell "pick another variant" from "user error").
 Evaluation is branch-free; division by zero cannot trap (the divisor is clamped to 1, and a guard
 that needs it nonzero fails on its own).
@@ -46,6 +46,20 @@ def _name(op) -> str:
 
 def _attr_str(op, key: str) -> str:
     return ir.StringAttr(op.operation.attributes[key]).value
+
+
+CHECKS_ATTR = "sym.checks"  # on the lowered guard function: [kind, text, origin] per check id
+
+
+def lowered_check_table(module) -> list[tuple[str, str, str]]:
+    """The check table recorded by convert-sym-to-arith on the guard function of `module` (any
+    later stage: arith, LLVM dialect), so ids match whatever the guard passes erased or reordered."""
+    for op in module.body.operations:
+        attrs = op.operation.attributes
+        if sym.GUARD_FN_ATTR in attrs and CHECKS_ATTR in attrs:
+            return [tuple(ir.StringAttr(x).value for x in ir.ArrayAttr(row))
+                    for row in ir.ArrayAttr(attrs[CHECKS_ATTR])]
+    raise ValueError("no lowered guard function with a recorded check table in the module")
 
 
 def check_table(fn) -> list[tuple[str, str, str]]:
@@ -103,6 +117,7 @@ class ConvertSymToArith(SymPass):
             self._lower(fn)
 
     def _lower(self, fn) -> None:
+        table = check_table(fn)  # before lowering: what each returned id means
         block = fn.regions[0].blocks[0]
         ops = list(block.operations)
         # 1. Each symbol's scratch value: the first input bound to exactly that symbol.
@@ -177,6 +192,8 @@ class ConvertSymToArith(SymPass):
         ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
         fn.operation.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ftype.inputs, [L.i32]))
         fn.operation.attributes["sym.check_count"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), check_id)
+        fn.operation.attributes[CHECKS_ATTR] = ir.ArrayAttr.get(
+            [ir.ArrayAttr.get([ir.StringAttr.get(x) for x in row]) for row in table])
 
     def _binary(self, o: ir.Operation, kind: str, L: _Lowering) -> ir.Value:
         a, b = L.lower(o.operands[0]), L.lower(o.operands[1])

@@ -17,7 +17,7 @@ from torch_mlir import ir
 
 from mlir_sym import shapes
 from mlir_sym.importer import PREV, AliasPlan, ImportedGraph, SymArg, UnsupportedGraph, import_graph
-from mlir_sym.passes.sym_to_arith import check_table
+from mlir_sym.passes.sym_to_arith import lowered_check_table
 from mlir_sym.passes.registry import build_pipeline
 from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
 from mlir_sym.runtime.artifact import Artifact, OutputPlan, Variant
@@ -120,7 +120,6 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     guards_mod, compute_mod = split_guards(module, ctx)
     t1 = time.perf_counter()
     with ctx:
-        checks = check_table(_guard_fn(guards_mod))
         try:
             run_named("torch-to-linalg", compute_mod, ctx)
         except LoweringError as e:
@@ -130,6 +129,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         run_named("linalg-to-llvm", compute_mod, ctx)
         assert_msgs = _assert_msgs(compute_mod, name)
         run_named("guards-to-llvm", guards_mod, ctx)
+        checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
         for op in list(guards_mod.body.operations):  # one JIT module: move the guard function in
             if op.operation.name != "sym.symbol":
                 compute_mod.body.append(op.operation)

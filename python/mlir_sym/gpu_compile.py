@@ -35,7 +35,7 @@ from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
 from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
 from mlir_sym.passes.registry import build_pipeline
-from mlir_sym.passes.sym_to_arith import check_table
+from mlir_sym.passes.sym_to_arith import lowered_check_table
 from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
 from mlir_sym.runtime.artifact import Artifact, Variant
 from mlir_sym.runtime.cpu import JitModule, ScalarCall
@@ -142,7 +142,6 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     guards_mod, compute_mod = split_guards(module, ctx)
     t1 = time.perf_counter()
     with ctx:
-        checks = check_table(_guard_fn(guards_mod))
         try:
             run_named("torch-to-linalg", compute_mod, ctx)
         except LoweringError as e:
@@ -153,6 +152,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
             raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
         assert_msgs = _assert_msgs(compute_mod, name)
         run_named("guards-to-llvm", guards_mod, ctx)
+        checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
         for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
             if op.operation.name == "sym.symbol":
                 op.operation.erase()

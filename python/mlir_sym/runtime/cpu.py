@@ -59,6 +59,7 @@ class ScalarCall:
 
     def __init__(self, jit: JitModule, name: str, nargs: int) -> None:
         self.fn = jit.packed(name)
+        self._jit = jit  # the code lives in the engine: keep it alive as long as this call
         self.cells = (ctypes.c_int64 * max(nargs, 1))()
         self.result = ctypes.c_int32(0)
         self.argv = (ctypes.c_void_p * (nargs + 1))()
@@ -82,6 +83,7 @@ class ComputeCall:
 
     def __init__(self, jit: JitModule, name: str, arg_kinds: Sequence[tuple]) -> None:
         self.fn = jit.packed(f"_mlir_ciface_{name}")
+        self._jit = jit
         n = len(arg_kinds)
         self.kinds = list(arg_kinds)
         self.result = ctypes.c_int32(0)
