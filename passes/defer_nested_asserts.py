@@ -44,7 +44,7 @@ from torch_mlir.dialects import func as func_d
 from mlir_sym.passes._compute_common import compute_funcs
 from mlir_sym.passes.registry import SymPass, register
 
-MARKER = "__mlir_sym_nested_assert"  # the marker function's name (also known to sym-gpu-map-parallel)
+MARKER = "__mlir_sym_nested_assert"  # the marker function's name (sym-gpu-device-asserts turns calls to it back into device asserts)
 MSG_ATTR = "sym.assert_msg"  # the message of a deferred check, on its marker call
 
 

@@ -30,9 +30,8 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import cf
 
+from mlir_sym.passes.defer_nested_asserts import MARKER as _NESTED_ASSERT_MARKER
 from mlir_sym.passes.registry import SymPass, register
-
-_NESTED_ASSERT_MARKER = "__mlir_sym_nested_assert"  # the marker function of sym-defer-nested-asserts
 
 
 @register
