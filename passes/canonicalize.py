@@ -364,11 +364,8 @@ def value_signature(v: ir.Value, memo: dict | None = None) -> object:
     return out
 
 
-@register
-class SymCanonicalize(SymPass):
-    """Rewrite guard conditions in canonical form, fold implied guards and tautologies, reject contradictions."""
-
-    name = "sym-canonicalize"
+class GuardBlockPass(SymPass):
+    """Shared driver of the guard passes: `_block` on every block of every guard function."""
 
     def run(self, op: ir.Operation) -> None:
         module = module_of(op)
@@ -381,6 +378,16 @@ class SymCanonicalize(SymPass):
         for _ in range(8):
             if not self._round(block, module):
                 break
+
+    def _round(self, block: ir.Block, module: ir.Operation | None) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@register
+class SymCanonicalize(GuardBlockPass):
+    """Rewrite guard conditions in canonical form, fold implied guards and tautologies, reject contradictions."""
+
+    name = "sym-canonicalize"
 
     def _round(self, block: ir.Block, module: ir.Operation | None) -> bool:
         """One analysis of the block; returns whether an assert was erased."""

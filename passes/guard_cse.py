@@ -30,27 +30,15 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes.canonicalize import GuardBlock, erase_dead_expressions, functions, module_of
-from mlir_sym.passes.registry import SymPass, register
+from mlir_sym.passes.canonicalize import GuardBlock, GuardBlockPass, erase_dead_expressions
+from mlir_sym.passes.registry import register
 
 
 @register
-class SymGuardCSE(SymPass):
+class SymGuardCSE(GuardBlockPass):
     """Erase guards semantically equal to or implied by other guards (merging range guards per symbol)."""
 
     name = "sym-guard-cse"
-
-    def run(self, op: ir.Operation) -> None:
-        module = module_of(op)
-        for fn in functions(op):
-            for block in fn.regions[0].blocks:
-                self._block(block, module)
-
-    def _block(self, block: ir.Block, module: ir.Operation | None) -> None:
-        # An erased assert joins two segments, which may let more guards go: repeat until no assert goes.
-        for _ in range(8):
-            if not self._round(block, module):
-                break
 
     def _round(self, block: ir.Block, module: ir.Operation | None) -> bool:
         gb = GuardBlock(block, module, ranges="none")

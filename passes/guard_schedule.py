@@ -37,20 +37,14 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from mlir_sym import shapes
-from mlir_sym.passes.canonicalize import GuardBlock, defining_op, functions, module_of, place_expressions, sym_only
-from mlir_sym.passes.registry import SymPass, register
+from mlir_sym.passes.canonicalize import GuardBlock, GuardBlockPass, defining_op, place_expressions, sym_only
+from mlir_sym.passes.registry import register
 
 @register
-class SymGuardSchedule(SymPass):
+class SymGuardSchedule(GuardBlockPass):
     """Order guard checks cheapest-first (binds, ranges, equalities, relations, nonlinear) within assert-bounded segments."""
 
     name = "sym-guard-schedule"
-
-    def run(self, op: ir.Operation) -> None:
-        module = module_of(op)
-        for fn in functions(op):
-            for block in fn.regions[0].blocks:
-                self._block(block, module)
 
     def _block(self, block: ir.Block, module: ir.Operation | None) -> None:
         if not sym_only(block):
