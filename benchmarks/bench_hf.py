@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     print("before = sym.guard + sym.assert ops in the imported @guards (art.source_ir); after = guard/assert "
           "entries of art.generic.checks; binds (input dim == bound symbol) counted apart. Summed over "
           "the graphs of the model/case (first compile).\n")
-    head = ["model / case", "graphs", "guards before", "guards after", "removed", "binds", "error"]
+    head = ["model / case", "graphs", "guards before", "guards after", "removed", "binds (input dims read; unchanged)", "error"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join(["---"] * len(head)) + "|")
 
