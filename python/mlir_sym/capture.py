@@ -22,7 +22,6 @@ from mlir_sym.passes.registry import build_pipeline
 from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
 from mlir_sym.runtime.artifact import Artifact, OutputPlan, Variant
 from mlir_sym.runtime.cpu import ComputeCall, JitModule, ScalarCall
-from mlir_sym.dialects import sym
 
 log = logging.getLogger("mlir_sym.compile")
 guard_log = logging.getLogger("mlir_sym.guards")
@@ -108,7 +107,10 @@ def _hints(ig: ImportedGraph) -> dict[str, int]:
     return out
 
 
-def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> Variant:
+def variant_modules(ig: ImportedGraph, spec: dict[str, int]) -> tuple[str, ir.Module, ir.Module]:
+    """(label, guards module, compute module) of one variant: the imported module, specialized by
+    `sym-specialize` under a guard when `spec` names symbols, split into its two parts. Shared by the
+    CPU and GPU compilers."""
     ctx = ig.context
     module = ig.module
     label = ",".join(f"{k}={v}" for k, v in spec.items()) or "generic"
@@ -118,12 +120,22 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         values = ",".join(f"{k}:{v}" for k, v in spec.items())
         build_pipeline(f"builtin.module(sym-specialize{{values={values}}})", context=ctx).run(module)
     guards_mod, compute_mod = split_guards(module, ctx)
+    return label, guards_mod, compute_mod
+
+
+def torch_to_linalg(ig: ImportedGraph, compute_mod: ir.Module) -> None:
+    try:
+        run_named("torch-to-linalg", compute_mod, ig.context)
+    except LoweringError as e:
+        raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None))) from None
+
+
+def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> Variant:
+    ctx = ig.context
+    label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
     with ctx:
-        try:
-            run_named("torch-to-linalg", compute_mod, ctx)
-        except LoweringError as e:
-            raise UnsupportedOpError(_explain_lowering_failure(str(e), ig.op_sources)) from None
+        torch_to_linalg(ig, compute_mod)
         main = _func(compute_mod, name)
         arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
         run_named("linalg-to-llvm", compute_mod, ctx)
@@ -171,11 +183,6 @@ def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = Non
         where = f"{path}:{line}" if path else "an unknown location"
     return (f"unsupported op '{op}' at {where}: torch-mlir cannot lower it to linalg (set "
             f"mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)\n{text}")
-
-
-def _guard_fn(module: ir.Module):
-    return next(op for op in module.body.operations
-                if op.operation.name == "func.func" and sym.GUARD_FN_ATTR in op.operation.attributes)
 
 
 def _func(module: ir.Module, name: str):

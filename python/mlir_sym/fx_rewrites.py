@@ -292,7 +292,7 @@ def as_strided_to_views(graph: fx.Graph, shape_env=None) -> int:
     for node in list(graph.nodes):
         if node.op != "call_function" or str(node.target) != "aten.as_strided.default":
             continue
-        src, size, stride = node.args[0], node.args[1], node.args[2]
+        src, size = node.args[0], node.args[1]  # strides: read from the node's value (meta) below
         offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
         in_val, out_val = _fake(src), node.meta.get("val")
         if not isinstance(in_val, torch.Tensor) or not isinstance(out_val, torch.Tensor):

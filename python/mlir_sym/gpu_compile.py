@@ -28,15 +28,14 @@ import torch.fx as fx
 from torch_mlir import ir
 
 from mlir_sym.capture import (
-    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _explain_lowering_failure, _func, _guard_fn,
-    _hints, _output_plans, _pretty_loc, _sizes_fn, _solve_symbols, _source_reader,
+    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _func,
+    _hints, _output_plans, _pretty_loc, _sizes_fn, _solve_symbols, _source_reader, torch_to_linalg, variant_modules,
 )
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
-from mlir_sym.importer import ImportedGraph, UnsupportedGraph, import_graph
-from mlir_sym.passes.registry import build_pipeline
+from mlir_sym.importer import ImportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import lowered_check_table
-from mlir_sym.pipelines import LoweringError, run_named, split_guards, unsupported_ops
+from mlir_sym.pipelines import LoweringError, run_named, unsupported_ops
 from mlir_sym.runtime.artifact import Artifact, Variant
 from mlir_sym.runtime.cpu import JitModule, ScalarCall
 
@@ -132,20 +131,10 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
 
     ctx = ig.context
-    module = ig.module
-    label = ",".join(f"{k}={v}" for k, v in spec.items()) or "generic"
-    if spec:
-        with ctx:
-            module = ir.Module.parse(ig.module.operation.get_asm(enable_debug_info=True))
-        values = ",".join(f"{k}:{v}" for k, v in spec.items())
-        build_pipeline(f"builtin.module(sym-specialize{{values={values}}})", context=ctx).run(module)
-    guards_mod, compute_mod = split_guards(module, ctx)
+    label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
     with ctx:
-        try:
-            run_named("torch-to-linalg", compute_mod, ctx)
-        except LoweringError as e:
-            raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None))) from None
+        torch_to_linalg(ig, compute_mod)
         try:
             run_named(PIPELINE, compute_mod, ctx)
         except LoweringError as e:

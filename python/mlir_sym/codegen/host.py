@@ -347,7 +347,6 @@ def _kept_dims(sizes: list[str], res_shape: list[int], op) -> list[int] | None:
     if len(res_shape) == len(sizes):
         return None
     keep, j = [], 0
-    dyn = ir.ShapedType.get_dynamic_size()
     drop = len(sizes) - len(res_shape)
     for i, s in enumerate(sizes):
         if drop and s == "1" and (j >= len(res_shape) or res_shape[j] != 1 or len(sizes) - i > len(res_shape) - j):
