@@ -85,11 +85,17 @@ def run_named(name: str, module: ir.Module, context: ir.Context, *, dump: bool =
     """Run pipeline `name` in place; returns seconds spent."""
     t0 = time.perf_counter()
     try:
-        build_pipeline(PIPELINES[name], context=context, print_ir_after_all=dump).run(module)
+        pipe = build_pipeline(PIPELINES[name], context=context, print_ir_after_all=dump)
+        pipe.run(module)
     except (ir.MLIRError, PassError) as e:
         raise LoweringError(f"pipeline '{name}' failed:\n{_format(e)}") from None
     dt = time.perf_counter() - t0
     log.debug("pipeline %s: %.3fs", name, dt)
+    stats = pipe.statistics()
+    if stats:  # what our passes changed (e.g. guards the guard passes removed): MLIR_SYM_LOGS=guards,passes
+        stat_log = logging.getLogger("mlir_sym.guards" if name == "guards-to-llvm" else "mlir_sym.passes")
+        stat_log.info("pipeline %s: %s", name, "; ".join(
+            f"{p}: " + ", ".join(f"{k}={v}" for k, v in c.items()) for p, c in stats.items()))
     return dt
 
 

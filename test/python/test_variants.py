@@ -59,3 +59,25 @@ def test_mark_dynamic_one_compile_for_many_sizes():
         torch._dynamo.mark_dynamic(x, 0)
         torch.testing.assert_close(f(x), torch.softmax(x, -1))
     assert backend.stats.compiles == 1
+
+
+def test_maybe_mark_dynamic_one_compile_for_many_sizes():
+    _fresh()
+    f = torch.compile(lambda x: x.cumsum(0) * 2, backend="mlir_sym")
+    for n in (5, 9, 33):
+        x = torch.randn(n, 3)
+        torch._dynamo.maybe_mark_dynamic(x, 0)
+        torch.testing.assert_close(f(x), x.cumsum(0) * 2)
+    assert backend.stats.compiles == 1
+
+
+def test_explain_logs_guards_and_what_the_passes_removed(caplog):
+    import logging
+
+    _fresh()
+    caplog.set_level(logging.INFO, logger="mlir_sym.guards")
+    f = torch.compile(lambda x: torch.cat([x, x[: x.shape[0] // 2]]) * 2, backend="mlir_sym", dynamic=True)
+    f(torch.randn(8, 4))
+    text = caplog.text
+    assert "variant generic" in text and "range of s" in text  # each check with its origin
+    assert "pipeline guards-to-llvm: sym-" in text  # the guard passes' statistics
