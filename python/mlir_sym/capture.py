@@ -56,21 +56,10 @@ def compile_graph(
     stats.import_s = time.perf_counter() - t0
     log.info("imported graph %s:\n%s", name, ig.module)
 
-    bad = unsupported_ops(ig.module)
-    if bad:
-        op, loc = bad[0]
-        where = ig.op_sources.get(op.removeprefix("torch."), _pretty_loc(loc))
-        raise UnsupportedOpError(f"unsupported op '{op}' at {where}: mlir_sym cannot lower it "
-                                 f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
+    check_supported(ig)
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
-    specs = [dict(s) for s in specializations if s]
-    if specialize_hints:
-        hints = _hints(ig)
-        if hints:
-            specs.append(hints)
-    variants = []
-    for spec in specs + [{}]:
-        variants.append(_compile_variant(ig, name, spec, stats))
+    variants = [_compile_variant(ig, name, spec, stats)
+                for spec in variant_specs(ig, specializations, specialize_hints)]
     artifact = Artifact(
         name=name,
         variants=variants,
@@ -105,6 +94,27 @@ def _hints(ig: ImportedGraph) -> dict[str, int]:
         if v is not None and sympy.sympify(v).is_Integer:
             out[name] = int(v)
     return out
+
+
+def check_supported(ig: ImportedGraph) -> None:
+    """Reject ops torch-mlir imported as opaque `torch.operator`, naming the op and the user's line."""
+    bad = unsupported_ops(ig.module)
+    if bad:
+        op, loc = bad[0]
+        where = getattr(ig, "op_sources", {}).get(op.removeprefix("torch."), _pretty_loc(loc))
+        raise UnsupportedOpError(f"unsupported op '{op}' at {where}: mlir_sym cannot lower it "
+                                 f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
+
+
+def variant_specs(ig: ImportedGraph, specializations: Sequence[dict[str, int]], specialize_hints: bool
+                  ) -> list[dict[str, int]]:
+    """The specializations to compile, in dispatch order; the generic variant ({}) last."""
+    specs = [dict(s) for s in specializations if s]
+    if specialize_hints:
+        hints = _hints(ig)
+        if hints:
+            specs.append(hints)
+    return specs + [{}]
 
 
 def variant_modules(ig: ImportedGraph, spec: dict[str, int]) -> tuple[str, ir.Module, ir.Module]:

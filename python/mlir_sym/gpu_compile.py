@@ -28,14 +28,14 @@ import torch.fx as fx
 from torch_mlir import ir
 
 from mlir_sym.capture import (
-    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _func,
-    _hints, _output_plans, _pretty_loc, _sizes_fn, _solve_symbols, _source_reader, torch_to_linalg, variant_modules,
+    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _func, _output_plans, _sizes_fn, _solve_symbols,
+    _source_reader, check_supported, torch_to_linalg, variant_modules, variant_specs,
 )
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
 from mlir_sym.importer import ImportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import lowered_check_table
-from mlir_sym.pipelines import LoweringError, run_named, unsupported_ops
+from mlir_sym.pipelines import LoweringError, run_named
 from mlir_sym.runtime.artifact import Artifact, Variant
 from mlir_sym.runtime.cpu import JitModule, ScalarCall
 
@@ -73,21 +73,13 @@ def compile_graph(
     with _factories_on_cpu(gm):
         ig = import_graph(gm, func_name=name)
     stats.import_s = time.perf_counter() - t0
-    bad = unsupported_ops(ig.module)
-    if bad:
-        op, loc = bad[0]
-        raise UnsupportedOpError(f"unsupported op '{op}' at {_pretty_loc(loc)}: mlir_sym cannot lower it "
-                                 f"(set mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)")
+    check_supported(ig)
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
-    specs = [dict(s) for s in specializations if s]
-    if specialize_hints:
-        hints = _hints(ig)
-        if hints:
-            specs.append(hints)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     cpu_inputs = [i for i, n in enumerate(placeholders)
                   if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].device.type == "cpu"]
-    variants = [_compile_variant(ig, name, spec, stats, device, cpu_inputs) for spec in specs + [{}]]
+    variants = [_compile_variant(ig, name, spec, stats, device, cpu_inputs)
+                for spec in variant_specs(ig, specializations, specialize_hints)]
     artifact = Artifact(
         name=name,
         variants=variants,
