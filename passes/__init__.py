@@ -13,6 +13,7 @@ from mlir_sym.passes import (  # noqa: F401
     gpu_unique_kernel_names,
     guard_cse,
     guard_schedule,
+    interchange_for_locality,
     mask_to_where,
     memref_copy_to_linalg,
     nested_assert_to_status,
