@@ -241,12 +241,7 @@ class GpuMapParallel(SymPass):
                         mapping[for_ivs[k]] = arith.RemUIOp(rem, m.red_trips[k]).result
                         rem = arith.DivUIOp(rem, m.red_trips[k]).result
                 for o in m.value_ops:
-                    c = o.clone()
-                    for i, v in enumerate(list(c.operands)):
-                        if v in mapping:
-                            c.operands[i] = mapping[v]
-                    for r0, r1 in zip(o.results, c.results):
-                        mapping[r0] = r1
+                    _clone_mapped(o, mapping)
                 v = mapping.get(m.value, m.value)
                 vals.append(arith.SelectOp(ok, v, ident).result if u else v)
             attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
@@ -351,22 +346,24 @@ class GpuMapParallel(SymPass):
                         if o.name == "memref.store":
                             stores.append((ok, o, mapping))
                             continue
-                        c = o.clone()
-                        for i, v in enumerate(list(c.operands)):
-                            if v in mapping:
-                                c.operands[i] = mapping[v]
-                        for r0, r1 in zip(o.results, c.results):
-                            mapping[r0] = r1
+                        _clone_mapped(o, mapping)
                 for ok, o, mapping in stores:
                     ifop = scf.IfOp(ok)
                     with ir.InsertionPoint(ifop.then_block):
-                        c = o.clone()
-                        for i, v in enumerate(list(c.operands)):
-                            if v in mapping:
-                                c.operands[i] = mapping[v]
+                        _clone_mapped(o, mapping)
                         scf.YieldOp([])
         p.erase()
         self.bump("parallel-launches")
+
+
+def _clone_mapped(o, mapping: dict) -> None:
+    """Clone `o` at the insertion point with its operands remapped; its results join `mapping`."""
+    c = o.clone()
+    for i, v in enumerate(list(c.operands)):
+        if v in mapping:
+            c.operands[i] = mapping[v]
+    for r0, r1 in zip(o.results, c.results):
+        mapping[r0] = r1
 
 
 def _fill_value(p, out) -> "ir.Value | None":

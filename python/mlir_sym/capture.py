@@ -60,25 +60,7 @@ def compile_graph(
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
     variants = [_compile_variant(ig, name, spec, stats)
                 for spec in variant_specs(ig, specializations, specialize_hints)]
-    artifact = Artifact(
-        name=name,
-        variants=variants,
-        read_sources=_source_reader(ig),
-        symbol_from_source=_solve_symbols(ig),
-        sizes_fn=_sizes_fn(ig),
-        outputs=_output_plans(ig),
-    )
-    artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
-    if ig.derived:
-        artifact.derived_fn = _derived_fn(ig)
-    checks = artifact.checks
-    if guard_log.isEnabledFor(logging.INFO):
-        for v in variants:
-            lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(v.checks, 1)]
-            guard_log.info("graph %s, variant %s: %d checks (%d guards, %d asserts), symbols %s\n%s", name, v.name,
-                           len(v.checks), sum(c[0] == "guard" for c in v.checks),
-                           sum(c[0] == "assert" for c in v.checks), ", ".join(ig.symbols), "\n".join(lines))
-    stats.guards_before = sum(1 for c in checks if c[0] != "bind")
+    artifact = build_artifact(ig, name, variants, source_ir, stats)
     log.info("compiled %s (%d variants): import %.3fs, lower %.3fs, jit %.3fs", name, len(variants),
              stats.import_s, stats.lower_s, stats.jit_s)
     return artifact, ig, stats
@@ -94,6 +76,32 @@ def _hints(ig: ImportedGraph) -> dict[str, int]:
         if v is not None and sympy.sympify(v).is_Integer:
             out[name] = int(v)
     return out
+
+
+def build_artifact(ig: ImportedGraph, name: str, variants: Sequence[Variant], source_ir: str,
+                   stats: CompileStats, device=None) -> Artifact:
+    """The artifact over compiled `variants` (CPU or GPU): the per-call plan from the imported graph,
+    plus the explain log of each variant's checks."""
+    artifact = Artifact(
+        name=name,
+        variants=variants,
+        read_sources=_source_reader(ig),
+        symbol_from_source=_solve_symbols(ig),
+        sizes_fn=_sizes_fn(ig),
+        outputs=_output_plans(ig),
+        device=device,
+    )
+    artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
+    if getattr(ig, "derived", None):  # float scalars computed from sizes: trailing compute inputs
+        artifact.derived_fn = _derived_fn(ig)
+    if guard_log.isEnabledFor(logging.INFO):
+        for v in variants:
+            lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(v.checks, 1)]
+            guard_log.info("graph %s, variant %s: %d checks (%d guards, %d asserts), symbols %s\n%s", name, v.name,
+                           len(v.checks), sum(c[0] == "guard" for c in v.checks),
+                           sum(c[0] == "assert" for c in v.checks), ", ".join(ig.symbols), "\n".join(lines))
+    stats.guards_before = sum(1 for c in artifact.checks if c[0] != "bind")
+    return artifact
 
 
 def check_supported(ig: ImportedGraph) -> None:

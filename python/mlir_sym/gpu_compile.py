@@ -28,8 +28,8 @@ import torch.fx as fx
 from torch_mlir import ir
 
 from mlir_sym.capture import (
-    CompileStats, UnsupportedOpError, _assert_msgs, _derived_fn, _func, _output_plans, _sizes_fn, _solve_symbols,
-    _source_reader, check_supported, torch_to_linalg, variant_modules, variant_specs,
+    CompileStats, UnsupportedOpError, _assert_msgs, _func, build_artifact, check_supported, torch_to_linalg,
+    variant_modules, variant_specs,
 )
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
@@ -80,20 +80,8 @@ def compile_graph(
                   if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].device.type == "cpu"]
     variants = [_compile_variant(ig, name, spec, stats, device, cpu_inputs)
                 for spec in variant_specs(ig, specializations, specialize_hints)]
-    artifact = Artifact(
-        name=name,
-        variants=variants,
-        read_sources=_source_reader(ig),
-        symbol_from_source=_solve_symbols(ig),
-        sizes_fn=_sizes_fn(ig),
-        outputs=_output_plans(ig),
-        device=device,
-    )
-    artifact.source_ir = source_ir
-    if getattr(ig, "derived", None):  # float scalars computed from sizes: trailing compute inputs
-        artifact.derived_fn = _derived_fn(ig)
+    artifact = build_artifact(ig, name, variants, source_ir, stats, device)
     artifact.gpu = variants[-1].keepalive["gpu"]  # generic variant: host source, PTX, kernels (inspection)
-    stats.guards_before = sum(1 for c in artifact.checks if c[0] != "bind")
     log.info("compiled %s for %s (%d variants, %d kernels): import %.3fs, lower %.3fs, ptx+load %.3fs",
              name, device, len(variants), len(artifact.gpu["kernels"]), stats.import_s, stats.lower_s, stats.jit_s)
     return artifact, ig, stats
