@@ -7,6 +7,7 @@ from mlir_sym.passes import (  # noqa: F401
     defer_nested_asserts,
     duplicate_elementwise,
     gpu_device_asserts,
+    gpu_div_by_constant,
     gpu_fpowi_i32,
     gpu_library_calls,
     gpu_map_parallel,

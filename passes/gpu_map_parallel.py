@@ -12,6 +12,18 @@ delinearizes `g` innermost-dimension-first, so consecutive threads take consecut
 innermost dimension (coalesced for row-major tensors), and runs the loop body once. Reduction loops
 (`scf.for` inside) run sequentially in each thread.
 
+128-bit accesses: when every access of an elementwise body is either contiguous along the innermost
+dimension or independent of it, a thread takes `16 / widest element size` consecutive elements with
+one vector.load/vector.store per buffer, under a uniform runtime check (innermost size a multiple of
+the width; every vector buffer's address, offset and outer strides aligned to a whole vector; unit
+innermost stride); otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
+
+Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
+elementwise nests whose leading dims are the rows: softmax's max / sum of exp / normalize, layer
+norm's mean / variance / normalize) become one launch with a block per row; the nests run in order
+with a barrier between them, so a row read again comes from L1/L2 instead of DRAM. Nests may only
+exchange data through buffers that both access at their own row. Option `fuse-rows=0` turns it off.
+
 Before:
   scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) { BODY(%i, %j) }
 After:
@@ -99,13 +111,15 @@ class GpuMapParallel(SymPass):
     """Turn top-level scf.parallel loops (and other device work) of compute functions into gpu.launch."""
 
     name = "sym-gpu-map-parallel"
-    options = {"block-size": int, "elements-per-thread": int}
+    options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int}
     block_size = 256
     elements_per_thread = 4
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
         self.ept = max(1, getattr(self, "elements-per-thread", self.elements_per_thread))
+        self.vectorize = bool(getattr(self, "vectorize", 1))
+        self.fuse_rows = bool(getattr(self, "fuse-rows", 1))
         for fn in list(op.regions[0].blocks[0].operations):
             if fn.operation.name != "func.func" or sym.GUARD_FN_ATTR in fn.operation.attributes:
                 continue
@@ -118,12 +132,52 @@ class GpuMapParallel(SymPass):
     def _map_block(self, block: ir.Block, bs: int) -> None:
         run: list[ir.Operation] = []
         device_values: list[ir.Value] = []  # scalars computed on the device (results of device ops)
+        group: list[ir.Operation] = []  # loops over the same rows, not mapped yet (see _row_group)
+        rows: list = []  # the group's row trip counts
 
         def from_device(o: ir.Operation) -> bool:
             return any(any(v == d for d in device_values) for v in o.operands)
 
-        held = None  # a fill (scf.parallel storing one value everywhere) not mapped yet: the
-        #              reduction right after it may take its value as the initial one instead
+        def flush_group() -> None:
+            nonlocal group, rows
+            if group:
+                if not (self.fuse_rows and _row_group_ok(group, rows) and self._row_group(group, rows)):
+                    self._map_loops(group, bs)
+            group, rows = [], []
+
+        for child in list(block.operations):
+            o = child.operation
+            if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
+                self._serial(run)
+                run = []
+                if group and _joins_rows(o, rows):
+                    group.append(o)
+                    continue
+                m = _match_reduction(o)
+                carried = group.pop() if group and m is not None and _fill_value(
+                    group[-1], m.store.operands[1]) is not None else None  # still folds into `o`
+                flush_group()
+                group, rows = ([carried] if carried is not None else []) + [o], _row_trips(o)
+            elif o.name in BARRIER_HOST_OPS:
+                flush_group()
+                self._serial(run)
+                run = []
+            elif _touches_host_buffer(o) or (_is_pure_host_name(o.name) and not from_device(o)):
+                if run:  # independent of the open run: evaluate it on the host before the run
+                    o.move_before(run[0])
+                elif group:  # ... or before the loops of the open group
+                    o.move_before(group[0])
+            else:
+                flush_group()
+                run.append(o)
+                device_values.extend(o.results)
+        flush_group()
+        self._serial(run)
+
+    def _map_loops(self, loops: list[ir.Operation], bs: int) -> None:
+        """One launch per loop nest; a fill right before a reduction into the same buffer becomes the
+        reduction's initial value instead of a launch of its own."""
+        held = None
 
         def flush_held() -> None:
             nonlocal held
@@ -131,39 +185,23 @@ class GpuMapParallel(SymPass):
                 self._parallel(held, bs)
                 held = None
 
-        for child in list(block.operations):
-            o = child.operation
-            if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
-                self._serial(run)
-                run = []
-                m = _match_reduction(o)
-                if m is not None:
-                    init = _fill_value(held, m.store.operands[1]) if held is not None else None
-                    if init is not None:
-                        held.erase()
-                        held = None
-                        self.bump("fills-folded")
-                    flush_held()
-                    self._reduction(o, m, init)
-                elif _fill_value(o, None) is not None:
-                    flush_held()
-                    held = o
-                else:
-                    flush_held()
-                    self._parallel(o, bs)
-            elif o.name in BARRIER_HOST_OPS:
+        for o in loops:
+            m = _match_reduction(o)
+            if m is not None:
+                init = _fill_value(held, m.store.operands[1]) if held is not None else None
+                if init is not None:
+                    held.erase()
+                    held = None
+                    self.bump("fills-folded")
                 flush_held()
-                self._serial(run)
-                run = []
-            elif _touches_host_buffer(o) or (_is_pure_host_name(o.name) and not from_device(o)):
-                if run:  # independent of the open run: evaluate it on the host before the run
-                    o.move_before(run[0])
+                self._reduction(o, m, init)
+            elif _fill_value(o, None) is not None:
+                flush_held()
+                held = o
             else:
                 flush_held()
-                run.append(o)
-                device_values.extend(o.results)
+                self._parallel(o, bs)
         flush_held()
-        self._serial(run)
 
     # -- one thread --------------------------------------------------------------------------
     def _serial(self, ops: list[ir.Operation]) -> None:
@@ -190,33 +228,33 @@ class GpuMapParallel(SymPass):
     # -- reduction: one block per output element ---------------------------------------------
     def _reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None = None) -> None:
         idx = ir.IndexType.get()
-        T = m.combine.results[0].type
         with ir.InsertionPoint(root), root.location:
             c1 = arith.ConstantOp(idx, 1).result
-            nred = m.red_trips[0]
-            for t in m.red_trips[1:]:
-                nred = arith.MulIOp(nred, t).result
             nout = c1
             for t in m.par_trips:
                 nout = t if nout is c1 else arith.MulIOp(nout, t).result
-            # threads per block: 32..256, by the reduction length (a warp for short rows)
-            block = arith.ConstantOp(idx, 32).result
-            for width in (64, 128, 256):
-                w = arith.ConstantOp(idx, width).result
-                ge = arith.CmpIOp(arith.CmpIPredicate.uge, nred, w).result
-                block = arith.SelectOp(ge, w, block).result
-            launch = gpu.LaunchOp((nout, c1, c1), (block, c1, c1))
+            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(m), c1, c1))
             body = launch.regions[0].blocks[0]
         bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
         with ir.InsertionPoint(body), root.location:
-            rem = bx
-            par_ivs = [None] * len(m.par_trips)
-            for k in range(len(m.par_trips) - 1, -1, -1):
-                if k == 0:
-                    par_ivs[k] = rem
-                else:
-                    par_ivs[k] = arith.RemUIOp(rem, m.par_trips[k]).result
-                    rem = arith.DivUIOp(rem, m.par_trips[k]).result
+            par_ivs = _delinearize(bx, m.par_trips)
+            term = gpu.TerminatorOp()
+        self._emit_reduction(m, par_ivs, tx, bdim, init, term)
+        root.erase()
+        self.bump("reduction-launches")
+
+    def _emit_reduction(self, m: "_Reduction", par_ivs: list, tx: ir.Value, bdim: ir.Value,
+                        init: ir.Value | None, before: ir.Operation) -> None:
+        """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
+        combines every bdim-th element (`ept` loads in flight per step), then gpu.all_reduce, then
+        thread 0 combines with the accumulator and stores. The nest's ops move into the launch."""
+        root = m.parallel if m.parallel is not None else m.fors[0]
+        idx = ir.IndexType.get()
+        T = m.combine.results[0].type
+        with ir.InsertionPoint(before), root.location:
+            nred = m.red_trips[0]
+            for t in m.red_trips[1:]:
+                nred = arith.MulIOp(nred, t).result
             ident = arith.ConstantOp(T, m.identity).result
             U = self.ept  # elements per thread and iteration: their loads are in flight together
             stride = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
@@ -232,14 +270,7 @@ class GpuMapParallel(SymPass):
                 lin = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(bdim, arith.ConstantOp(idx, u).result).result).result
                 ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, nred).result if u else None
                 safe = arith.SelectOp(ok, lin, iv).result if u else lin
-                rem = safe
-                mapping = {}
-                for k in range(len(m.red_trips) - 1, -1, -1):
-                    if k == 0:
-                        mapping[for_ivs[k]] = rem
-                    else:
-                        mapping[for_ivs[k]] = arith.RemUIOp(rem, m.red_trips[k]).result
-                        rem = arith.DivUIOp(rem, m.red_trips[k]).result
+                mapping = dict(zip(for_ivs, _delinearize(safe, m.red_trips)))
                 for o in m.value_ops:
                     _clone_mapped(o, mapping)
                 v = mapping.get(m.value, m.value)
@@ -252,13 +283,12 @@ class GpuMapParallel(SymPass):
             while len(vals) > 1:  # a tree: fewer dependent steps
                 vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
             scf.YieldOp([comb(rfor.inner_iter_args[0], vals[0])])
-        with ir.InsertionPoint(body), root.location:
+        with ir.InsertionPoint(before), root.location:
             total = gpu.AllReduceOp(rfor.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
                                     uniform=True).result
             zero = arith.ConstantOp(idx, 0).result
             first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result
             ifop = scf.IfOp(first)
-            gpu.TerminatorOp()
         with ir.InsertionPoint(ifop.then_block), root.location:
             y = scf.YieldOp([])
         for o in m.index_ops + [m.acc_load, m.combine, m.store]:
@@ -269,8 +299,97 @@ class GpuMapParallel(SymPass):
         if init is not None:  # the folded fill's value instead of reading it back
             m.acc_load.results[0].replace_all_uses_with(init)
             m.acc_load.erase()
-        root.erase()
-        self.bump("reduction-launches")
+
+    # -- loops over the same rows: one block per row ------------------------------------------
+    def _row_group(self, loops: list[ir.Operation], rows: list) -> bool:
+        """One launch for consecutive loops over the same rows (softmax: max, sum of exp, normalize;
+        layer norm: mean, variance, normalize): block `b` runs every loop for row `b` in order, with a
+        barrier between loops, so the later loops re-read the row from L1/L2 instead of DRAM.
+        Reductions reduce within the block; parallel loops spread the row's elements over the
+        threads. Loops may only exchange data through buffers accessed at their own row."""
+        first = loops[0]
+        loc = first.location
+        idx = ir.IndexType.get()
+        reds = [_match_reduction(o) for o in loops]
+        with ir.InsertionPoint(first), first.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            nrows = rows[0]
+            for t in rows[1:]:
+                nrows = arith.MulIOp(nrows, t).result
+            m0 = next(m for m in reds if m is not None)
+            launch = gpu.LaunchOp((nrows, c1, c1), (_reduction_block_size(m0), c1, c1))
+            body = launch.regions[0].blocks[0]
+        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), first.location:
+            row_ivs = _delinearize(bx, rows)
+            term = gpu.TerminatorOp()
+        k = len(rows)
+        pending_fill = None
+        for i, (o, m) in enumerate(zip(loops, reds)):
+            if m is None and _fill_value(o, None) is not None and i + 1 < len(loops) and reds[i + 1] is not None \
+                    and _fill_value(o, reds[i + 1].store.operands[1]) is not None:
+                pending_fill = o  # becomes the next reduction's initial value
+                continue
+            if m is not None:
+                init = _fill_value(pending_fill, m.store.operands[1]) if pending_fill is not None else None
+                if pending_fill is not None:
+                    pending_fill.erase()
+                    pending_fill = None
+                    self.bump("fills-folded")
+                self._emit_reduction(m, row_ivs, tx, bdim, init, term)
+                o.erase()
+            else:
+                self._emit_row_parallel(o, row_ivs, k, tx, bdim, term)
+            if i + 1 < len(loops):
+                with ir.InsertionPoint(term), loc:
+                    gpu.BarrierOp()
+        self.bump("row-group-launches")
+        self.bump("loops-in-row-groups", len(loops))
+        return True
+
+    def _emit_row_parallel(self, p: ir.Operation, row_ivs: list, k: int, tx, bdim, before) -> None:
+        """The elements of one row of parallel nest `p` (its first `k` dims are the rows), spread over
+        the block's threads, `ept` per step with their loads in flight together."""
+        idx = ir.IndexType.get()
+        pv = p.opview
+        inner = list(pv.upperBound)[k:]
+        pbody = p.regions[0].blocks[0]
+        body_ops = [c.operation for c in pbody.operations if c.operation.name != "scf.reduce"]
+        args = list(pbody.arguments)
+        U = self.ept if all(_unrollable(o) for o in body_ops) else 1
+        with ir.InsertionPoint(before), p.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            ninner = c1
+            for t in inner:
+                ninner = t if ninner is c1 else arith.MulIOp(ninner, t).result
+            step = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
+            loop = scf.ForOp(tx, ninner, step)
+        with ir.InsertionPoint(loop.body), p.location:
+            y = scf.YieldOp([])
+
+        def ivs_of(e):
+            return row_ivs + _delinearize(e, inner)
+
+        stores: list = []
+        with ir.InsertionPoint(y), p.location:
+            zero = arith.ConstantOp(idx, 0).result
+            for j in range(U):
+                e = loop.induction_variable if j == 0 else arith.AddIOp(
+                    loop.induction_variable, arith.MulIOp(bdim, arith.ConstantOp(idx, j).result).result).result
+                ok = arith.CmpIOp(arith.CmpIPredicate.ult, e, ninner).result
+                safe = arith.SelectOp(ok, e, zero).result if j else e
+                mapping = dict(zip(args, ivs_of(safe)))
+                for o in body_ops:
+                    if o.name == "memref.store" and U > 1:
+                        stores.append((ok, o, mapping))
+                        continue
+                    _clone_mapped(o, mapping)
+            for ok, o, mapping in stores:
+                ifop = scf.IfOp(ok)
+                with ir.InsertionPoint(ifop.then_block):
+                    _clone_mapped(o, mapping)
+                    scf.YieldOp([])
+        p.erase()
 
     # -- parallel nest -------------------------------------------------------------------------
     def _parallel(self, p: ir.Operation, bs: int) -> None:
@@ -283,6 +402,11 @@ class GpuMapParallel(SymPass):
         pbody = p.regions[0].blocks[0]
         body_ops = [c.operation for c in pbody.operations if c.operation.name != "scf.reduce"]
         ept = self.ept if all(_unrollable(o) for o in body_ops) else 1
+        vec = None
+        if ept > 1 and self.vectorize and all(_const(lb) == 0 for lb in lbs) and all(_const(st) == 1 for st in steps):
+            vec = _vector_plan(pbody, body_ops)
+            if vec is not None:
+                ept = vec.width  # 16 bytes per access of the widest element type
         with ir.InsertionPoint(p), p.location:
             c1 = arith.ConstantOp(idx, 1).result
             trips = []
@@ -331,29 +455,226 @@ class GpuMapParallel(SymPass):
             for o in body_ops:
                 o.move_before(y.operation)
         else:
-            # `ept` elements per thread, `bs` apart (each warp access stays coalesced). The body is
-            # copied per element; all copies load and compute first (indices clamped into range), then
-            # each stores under its own bounds check, so the loads of all elements are in flight together.
-            stores: list = []
-            with ir.InsertionPoint(term), p.location:
-                zero = arith.ConstantOp(idx, 0).result
-                for j in range(ept):
-                    lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
-                    safe = arith.SelectOp(ok, lin, zero).result
-                    mapping = {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}
-                    for o in body_ops:
-                        if o.name == "memref.store":
-                            stores.append((ok, o, mapping))
-                            continue
-                        _clone_mapped(o, mapping)
-                for ok, o, mapping in stores:
-                    ifop = scf.IfOp(ok)
-                    with ir.InsertionPoint(ifop.then_block):
-                        _clone_mapped(o, mapping)
-                        scf.YieldOp([])
+            if vec is not None:
+                # a runtime split, not a recompile: 128-bit accesses when the innermost size and every
+                # vector-accessed buffer allow it, else the scalar mapping
+                with ir.InsertionPoint(term), p.location:
+                    cond = _vector_ok(vec, trips[-1])
+                    ifop = scf.IfOp(cond, has_else=True)
+                with ir.InsertionPoint(ifop.then_block), p.location:
+                    y = scf.YieldOp([])
+                with ir.InsertionPoint(y), p.location:
+                    tid = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs).result).result, tx).result
+                    first = arith.MulIOp(tid, arith.ConstantOp(idx, ept).result).result
+                    inrange = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, first, total).result)
+                with ir.InsertionPoint(inrange.then_block), p.location:
+                    y2 = scf.YieldOp([])
+                with ir.InsertionPoint(y2), p.location:
+                    _emit_vector_body(vec, pbody, body_ops, delinearize(first))
+                with ir.InsertionPoint(ifop.else_block), p.location:
+                    y3 = scf.YieldOp([])
+                self._scalar_elements(y3, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
+                self.bump("vectorized-launches")
+            else:
+                self._scalar_elements(term, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
         p.erase()
         self.bump("parallel-launches")
+
+
+    @staticmethod
+    def _scalar_elements(before: ir.Operation, base, total, ept: int, bs: int, pbody, body_ops, delinearize,
+                         loc) -> None:
+        """`ept` elements per thread, `bs` apart (each warp access stays coalesced). The body is copied
+        per element; all copies load and compute first (indices clamped into range), then each stores
+        under its own bounds check, so the loads of all elements are in flight together."""
+        idx = ir.IndexType.get()
+        stores: list = []
+        with ir.InsertionPoint(before), loc:
+            zero = arith.ConstantOp(idx, 0).result
+            for j in range(ept):
+                lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
+                ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
+                safe = arith.SelectOp(ok, lin, zero).result
+                mapping = {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}
+                for o in body_ops:
+                    if o.name == "memref.store":
+                        stores.append((ok, o, mapping))
+                        continue
+                    _clone_mapped(o, mapping)
+            for ok, o, mapping in stores:
+                ifop = scf.IfOp(ok)
+                with ir.InsertionPoint(ifop.then_block):
+                    _clone_mapped(o, mapping)
+                    scf.YieldOp([])
+
+
+
+# -- helpers: sizes, rows --------------------------------------------------------------------------
+
+def _delinearize(lin: ir.Value, trips: list) -> list:
+    """Indices of linear index `lin` over `trips` (row-major: the last dimension varies fastest)."""
+    ivs = [None] * len(trips)
+    rem = lin
+    for k in range(len(trips) - 1, -1, -1):
+        if k == 0:
+            ivs[k] = rem
+        else:
+            ivs[k] = arith.RemUIOp(rem, trips[k]).result
+            rem = arith.DivUIOp(rem, trips[k]).result
+    return ivs
+
+
+def _reduction_block_size(m: "_Reduction") -> ir.Value:
+    """Threads per block for a reduction: 32..256 by the reduction length (a warp for short rows)."""
+    idx = ir.IndexType.get()
+    nred = m.red_trips[0]
+    for t in m.red_trips[1:]:
+        nred = arith.MulIOp(nred, t).result
+    block = arith.ConstantOp(idx, 32).result
+    for width in (64, 128, 256):
+        w = arith.ConstantOp(idx, width).result
+        ge = arith.CmpIOp(arith.CmpIPredicate.uge, nred, w).result
+        block = arith.SelectOp(ge, w, block).result
+    return block
+
+
+def _owner_op(v: ir.Value):
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _size_key(v: ir.Value) -> tuple:
+    """A comparable key for a size: equal keys are equal sizes (memref.dim through views and
+    allocations down to a function argument's dimension, or a constant)."""
+    c = _const(v)
+    if c is not None:
+        return ("c", c)
+    op = _owner_op(v)
+    if op is not None and op.name == "memref.dim":
+        d = _const(op.operands[1])
+        src = op.operands[0]
+        if d is not None:
+            return _dim_key(src, d)
+    return ("v", v)
+
+
+def _dim_key(mem: ir.Value, d: int) -> tuple:
+    mt = ir.MemRefType(mem.type)
+    if mt.shape[d] != ir.ShapedType.get_dynamic_size():
+        return ("c", mt.shape[d])
+    op = _owner_op(mem)
+    if op is not None and op.name in ("memref.alloc", "memref.expand_shape"):
+        dyn = sum(1 for k in range(d) if mt.shape[k] == ir.ShapedType.get_dynamic_size())
+        sizes = list(op.operands) if op.name == "memref.alloc" else list(op.operands)[1:]
+        if dyn < len(sizes):
+            return _size_key(sizes[dyn])
+    return ("dim", mem, d)
+
+
+def _same_sizes(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(_size_key(x) == _size_key(y) for x, y in zip(a, b))
+
+
+def _row_trips(o: ir.Operation) -> list:
+    """The rows a loop nest could share with its neighbours: a reduction's output dims, or all dims of
+    a fill. Other nests start no row group."""
+    m = _match_reduction(o)
+    if m is not None:
+        return list(m.par_trips) if m.parallel is not None else []
+    if _fill_value(o, None) is not None:
+        return list(o.opview.upperBound)
+    return []
+
+
+def _joins_rows(o: ir.Operation, rows: list) -> bool:
+    if not rows:
+        return False
+    m = _match_reduction(o)
+    if m is not None:
+        return m.parallel is not None and _same_sizes(list(m.par_trips), rows)
+    if o.name != "scf.parallel" or len(o.results):
+        return False
+    pv = o.opview
+    if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
+        return False
+    ubs = list(pv.upperBound)
+    return len(ubs) >= len(rows) and _same_sizes(ubs[: len(rows)], rows)
+
+
+_VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast",
+             "memref.reinterpret_cast", "memref.reshape")
+
+
+def _root(mem: ir.Value) -> ir.Value:
+    op = _owner_op(mem)
+    while op is not None and op.name in _VIEW_OPS:
+        mem = op.operands[0]
+        op = _owner_op(mem)
+    return mem
+
+
+def _accesses(o: ir.Operation) -> list:
+    """(load|store op, memref, indices) of every memory access inside `o`."""
+    out = []
+
+    def walk(x: ir.Operation) -> None:
+        for region in x.regions:
+            for block in region.blocks:
+                for c in block.operations:
+                    c = c.operation
+                    if c.name == "memref.load":
+                        out.append((c, c.operands[0], list(c.operands)[1:]))
+                    elif c.name == "memref.store":
+                        out.append((c, c.operands[1], list(c.operands)[2:]))
+                    elif c.name in ("memref.copy", "func.call") or c.name.startswith("vector."):
+                        out.append((c, None, []))
+                    walk(c)
+
+    walk(o)
+    return out
+
+
+def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
+    """Whether `loops` may run row by row in one block: at least two loops with real work, one of them
+    a reduction; parallel bodies without regions; and a buffer written by one loop and accessed by
+    another is accessed through the same memref, at that loop's own row, by both."""
+    k = len(rows)
+    reds = [_match_reduction(o) for o in loops]
+    work = [o for o, m in zip(loops, reds) if m is not None or _fill_value(o, None) is None]
+    if len(work) < 2 or not any(m is not None for m in reds):
+        return False
+    row_args = []
+    for o, m in zip(loops, reds):
+        if m is None:
+            body = o.regions[0].blocks[0]
+            if any(c.operation.regions for c in body.operations):
+                return False
+            row_args.append(list(body.arguments)[:k])
+        else:
+            row_args.append(list(m.parallel.regions[0].blocks[0].arguments))
+    acc = [_accesses(o) for o in loops]
+    if any(mem is None for a in acc for _, mem, _ in a):
+        return False
+
+    def at_row(idxs, args) -> bool:
+        return len(idxs) >= k and all(i == a for i, a in zip(idxs[:k], args))
+
+    for a, (accs_a, args_a) in enumerate(zip(acc, row_args)):
+        for op_s, mem_s, idx_s in accs_a:
+            if op_s.name != "memref.store":
+                continue
+            root = _root(mem_s)
+            for b, (accs_b, args_b) in enumerate(zip(acc, row_args)):
+                if a == b:
+                    continue
+                for op_l, mem_l, idx_l in accs_b:
+                    if not (_root(mem_l) == root):
+                        continue
+                    if not (mem_l == mem_s) or not at_row(idx_s, args_a) or not at_row(idx_l, args_b):
+                        return False
+    return True
 
 
 def _clone_mapped(o, mapping: dict) -> None:
@@ -364,6 +685,136 @@ def _clone_mapped(o, mapping: dict) -> None:
             c.operands[i] = mapping[v]
     for r0, r1 in zip(o.results, c.results):
         mapping[r0] = r1
+
+
+# -- 128-bit accesses ----------------------------------------------------------------------------
+
+class _VectorPlan:
+    """How an elementwise body runs `width` consecutive innermost elements per thread: `vector` accesses
+    (last index the innermost loop variable, the others loop variables of other dims or values from
+    outside) become one vector.load/vector.store each; `uniform` loads (no index on the innermost
+    variable) are loaded once."""
+
+    def __init__(self, width: int, vector: list, uniform: list) -> None:
+        self.width, self.vector, self.uniform = width, vector, uniform
+
+    def buffers(self) -> list:
+        seen: list = []
+        for o in self.vector:
+            m = o.operands[0] if o.name == "memref.load" else o.operands[1]
+            if not any(m == x for x in seen):
+                seen.append(m)
+        return seen
+
+
+_ITEMSIZE = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "f64": 8, "i64": 8}
+
+
+def _vector_plan(pbody: ir.Block, body_ops: list) -> "_VectorPlan | None":
+    args = list(pbody.arguments)
+    inner = args[-1]
+    vector, uniform, widest = [], [], 0
+    for o in body_ops:
+        if o.name not in ("memref.load", "memref.store"):
+            continue
+        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
+        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        mt = ir.MemRefType(mem.type)
+        et = str(mt.element_type)
+        if et not in _ITEMSIZE:
+            return None
+        for v in idxs:  # loop variables or values from outside the body, nothing computed per element
+            if not (any(v == a for a in args) or not _defined_in(v, [pbody])):
+                return None
+        uses_inner = [k for k, v in enumerate(idxs) if v == inner]
+        if not uses_inner:
+            if o.name == "memref.store":
+                return None
+            uniform.append(o)
+            continue
+        if uses_inner != [len(idxs) - 1]:
+            return None
+        try:
+            strides, _ = mt.get_strides_and_offset()
+        except Exception:  # noqa: BLE001 - not a strided layout
+            return None
+        if strides[-1] != 1:
+            return None
+        vector.append(o)
+        widest = max(widest, _ITEMSIZE[et])
+    if not vector or not any(o.name == "memref.store" for o in vector):
+        return None
+    width = 16 // widest
+    return _VectorPlan(width, vector, uniform) if width > 1 else None
+
+
+def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
+    """i1: the innermost size is a multiple of the width and every vector-accessed buffer has its
+    offset, outer strides and address aligned to a whole vector."""
+    from torch_mlir.dialects import memref
+
+    idx = ir.IndexType.get()
+    w = arith.ConstantOp(idx, plan.width).result
+    zero = arith.ConstantOp(idx, 0).result
+
+    def multiple(v, k):
+        return arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemUIOp(v, k).result, zero).result
+
+    ok = multiple(inner_trip, w)
+    for m in plan.buffers():
+        mt = ir.MemRefType(m.type)
+        nbytes = arith.ConstantOp(idx, plan.width * _ITEMSIZE[str(mt.element_type)]).result
+        ptr = memref.ExtractAlignedPointerAsIndexOp(m).result
+        ok = arith.AndIOp(ok, multiple(ptr, nbytes)).result
+        meta = memref.ExtractStridedMetadataOp(m)
+        res = list(meta.results)
+        offset, strides = res[1], res[2 + mt.rank:]
+        ok = arith.AndIOp(ok, multiple(offset, w)).result
+        for st in strides[:-1]:
+            ok = arith.AndIOp(ok, multiple(st, w)).result
+        if mt.rank:
+            one = arith.ConstantOp(idx, 1).result
+            ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, strides[-1], one).result).result
+    return ok
+
+
+def _emit_vector_body(plan: _VectorPlan, pbody: ir.Block, body_ops: list, ivs: list) -> None:
+    """The body for `plan.width` consecutive elements from `ivs` (the first one's loop variables)."""
+    from torch_mlir.dialects import vector
+
+    idx = ir.IndexType.get()
+    W = plan.width
+    args = list(pbody.arguments)
+    lanes = []
+    for j in range(W):
+        inner = ivs[-1] if j == 0 else arith.AddIOp(ivs[-1], arith.ConstantOp(idx, j).result).result
+        lanes.append({a: v for a, v in zip(args, ivs[:-1] + [inner])})
+    base_map = lanes[0]
+    for o in body_ops:
+        if any(o == x for x in plan.uniform):
+            _clone_mapped(o, base_map)
+            for lane in lanes[1:]:
+                lane[o.results[0]] = base_map[o.results[0]]
+        elif any(o == x for x in plan.vector):
+            if o.name == "memref.load":
+                mem = o.operands[0]
+                et = ir.MemRefType(mem.type).element_type
+                vt = ir.VectorType.get([W], et)
+                idxs = [base_map.get(v, v) for v in list(o.operands)[1:]]
+                ld = vector.LoadOp(vt, mem, idxs, alignment=W * _ITEMSIZE[str(et)]).result
+                for j, lane in enumerate(lanes):
+                    lane[o.results[0]] = vector.ExtractOp(ld, [], [j]).result
+            else:
+                mem = o.operands[1]
+                et = ir.MemRefType(mem.type).element_type
+                vt = ir.VectorType.get([W], et)
+                vals = [lane.get(o.operands[0], o.operands[0]) for lane in lanes]
+                vec = vector.FromElementsOp(vt, vals).result
+                idxs = [base_map.get(v, v) for v in list(o.operands)[2:]]
+                vector.StoreOp(vec, mem, idxs, alignment=W * _ITEMSIZE[str(et)])
+        else:
+            for lane in lanes:
+                _clone_mapped(o, lane)
 
 
 def _fill_value(p, out) -> "ir.Value | None":
@@ -383,7 +834,10 @@ def _fill_value(p, out) -> "ir.Value | None":
     mem = st.operands[1]
     if out is not None and not (mem == out):
         return None
-    if ir.MemRefType(mem.type).rank != len(list(body.arguments)) or list(st.operands)[2:] != list(body.arguments):
+    mt = ir.MemRefType(mem.type)
+    idxs, args = list(st.operands)[2:], list(body.arguments)
+    left = [v for k, v in enumerate(idxs) if not (mt.shape[k] == 1 and _const(v) == 0)]  # unit dims at 0
+    if len(left) != len(args) or not all(v == a for v, a in zip(left, args)):
         return None
     if _defined_in(st.operands[0], [body]):
         return None
@@ -419,6 +873,9 @@ class _Reduction:
     def identity(self) -> ir.Attribute:
         t = self.combine.results[0].type
         v = _COMBINE[self.combine.name][1]
+        if self.combine.name in ("arith.maxsi", "arith.minsi"):  # the extreme of the type's width
+            bits = ir.IntegerType(t).width
+            v = -(2 ** (bits - 1)) if self.combine.name == "arith.maxsi" else 2 ** (bits - 1) - 1
         return ir.FloatAttr.get(t, v) if isinstance(v, float) else ir.IntegerAttr.get(t, v)
 
 
@@ -486,7 +943,7 @@ def _match_reduction(root: ir.Operation) -> "_Reduction | None":
     if isinstance(comb, ir.Block):
         return None
     comb = comb.operation if hasattr(comb, "operation") else comb
-    if comb.name not in _COMBINE or not (comb.block == body) or str(comb.results[0].type) not in ("f32", "i32"):
+    if comb.name not in _COMBINE or not (comb.block == body) or str(comb.results[0].type) not in ("f32", "i32", "f64", "i64"):
         return None
     loads = [o for o in ops if o.name == "memref.load" and o.operands[0] == out]
     if len(loads) != 1:

@@ -11,6 +11,7 @@ nested passes and ours is kept per function.
 from __future__ import annotations
 
 import inspect
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
@@ -319,6 +320,7 @@ def _as_callback(p: SymPass, anchor: str | None) -> Callable:
             op.location.emit_error(f"{p.name}: {e}") if not _has_location(e) else None
             pass_.signal_pass_failure()
         except Exception as e:  # a bug in a pass must fail the pipeline, not the process
+            logging.getLogger("mlir_sym.passes").debug("%s: internal error", p.name, exc_info=True)
             op.location.emit_error(f"{p.name}: internal error: {type(e).__name__}: {e}")
             pass_.signal_pass_failure()
 

@@ -49,8 +49,10 @@ PIPELINES: dict[str, str] = {
     ),
     # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
     # Destination passing and fusion as for the CPU; matmuls become cuBLAS calls; every linalg op
-    # becomes a parallel loop nest launched over its linearized iteration space (sym-gpu-map-parallel);
-    # the kernels are outlined and lowered to the NVVM/LLVM dialects, the host side is left for the
+    # becomes a parallel loop nest launched over its linearized iteration space, with a 128-bit path
+    # under a runtime alignment check, and loops over the same rows (softmax, layer norm) share one
+    # launch with a block per row (sym-gpu-map-parallel); constants and sizes are sunk into the
+    # kernels, which are outlined and lowered to the NVVM/LLVM dialects; the host side is left for the
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
         "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, "
@@ -59,9 +61,9 @@ PIPELINES: dict[str, str] = {
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "sym-gpu-library-calls, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
-        "canonicalize, sym-gpu-map-parallel, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
-        "sym-gpu-device-asserts, sym-gpu-fpowi-i32, canonicalize, cse, "
-        "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-gpu-to-nvvm, "
+        "canonicalize, sym-gpu-map-parallel, gpu-launch-sink-index-computations, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
+        "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, canonicalize, cse, "
+        "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, "
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
 }

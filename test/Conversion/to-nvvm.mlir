@@ -40,13 +40,19 @@
 // HOST:        rt.launch(K_main_kernel_0,
 // HOST-NOT:    rt.launch(
 // HOST:        return
-// HOST: # kernel main_kernel: index, index, memref/2, f32, f32, memref/2
-// HOST: # kernel main_kernel_0: memref/2, index, f32, memref/1
+// Constants and sizes are sunk into the kernels (gpu-launch-sink-index-computations): only buffers
+// and the element count travel as parameters.
+// HOST: # kernel main_kernel: memref/2, memref/2, index
+// HOST: # kernel main_kernel_0: memref/2, memref/1
 
 // PTX: .target sm_90
+// The pointwise kernel has a 128-bit path (taken when the row length is a multiple of 4 and the
+// buffers are 16-byte aligned) and the scalar one.
 // PTX: .visible .entry main_kernel(
-// PTX: ld.global
-// PTX: st.global
+// PTX-DAG: ld.global.v4.b32
+// PTX-DAG: st.global.v4.b32
+// PTX-DAG: ld.global.b32
+// PTX-DAG: st.global.b32
 // PTX: .visible .entry main_kernel_0(
 // PTX: shfl.sync.bfly
 

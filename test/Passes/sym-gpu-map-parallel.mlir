@@ -1,5 +1,7 @@
-// RUN: symopt %s --split-input-file --sym-gpu-map-parallel | filecheck %s
-// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='block-size=128 elements-per-thread=1' | filecheck %s --check-prefix=OPT
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0' | filecheck %s
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel | filecheck %s --check-prefix=VEC
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='fuse-rows=0' | filecheck %s --check-prefix=ROWS0
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='block-size=128 elements-per-thread=1 vectorize=0' | filecheck %s --check-prefix=OPT
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -310,6 +312,240 @@ func.func @no_rewrite_when_guard_function(%x: memref<?xf32>, %n: index) -> i32 a
   %ok = arith.constant 0 : i32
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     memref.store %zero, %x[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// 128-bit accesses (the default; the first RUN line turns them off): a runtime split, not a
+// recompile. When the row length is a multiple of 4 and every vector-accessed buffer (x, y) has an
+// aligned address, offset and row stride, each thread takes 4 consecutive elements with one
+// vector.load per input and one vector.store; the bias b[i] is the same for the 4 elements (no index
+// on the innermost loop variable) and loaded once. Otherwise the scalar mapping runs.
+// CHECK-LABEL: func.func @vector_split
+// OPT-LABEL: func.func @vector_split
+// ROWS0-LABEL: func.func @vector_split
+// VEC-LABEL: func.func @vector_split
+// VEC:       %[[N:.*]] = memref.dim %arg0, %c1
+// VEC:       gpu.launch
+// VEC:         arith.remui %[[N]], %c4
+// VEC:         memref.extract_aligned_pointer_as_index %arg0
+// VEC:         memref.extract_strided_metadata %arg0
+// VEC:         memref.extract_aligned_pointer_as_index %arg2
+// VEC:         memref.extract_strided_metadata %arg2
+// VEC:         arith.cmpi eq, %strides_{{[0-9]+}}#1, %c1
+// VEC-NEXT:    %[[OK:.*]] = arith.andi
+// VEC-NEXT:    scf.if %[[OK]] {
+// VEC:           %[[FIRST:.*]] = arith.muli %{{.*}}, %c4{{.*}} : index
+// VEC:           scf.if
+// VEC:             %[[J:.*]] = arith.remui %[[FIRST]], %[[N]]
+// VEC:             %[[I:.*]] = arith.divui %[[FIRST]], %[[N]]
+// VEC:             %[[V:.*]] = vector.load %arg0[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// VEC-COUNT-4:     vector.extract %[[V]]
+// VEC:             %[[B:.*]] = memref.load %arg1[%[[I]]] : memref<?xf32>
+// VEC-NOT:         memref.load
+// VEC:             %[[W:.*]] = vector.from_elements
+// VEC:             vector.store %[[W]], %arg2[%[[I]], %[[J]]] {alignment = 16 : i64}
+// VEC:         } else {
+// VEC-COUNT-4:   memref.load %arg0
+// VEC:         gpu.terminator
+func.func @vector_split(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %w = memref.load %b[%i] : memref<?xf32>
+    %s = arith.addf %v, %w : f32
+    memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// The widest element type sets the width: a bf16 input and an f32 output take 4 elements (8 bytes of
+// bf16, 16 bytes of f32); a bf16-only body takes 8.
+// CHECK-LABEL: func.func @vector_width_by_widest_type
+// OPT-LABEL: func.func @vector_width_by_widest_type
+// ROWS0-LABEL: func.func @vector_width_by_widest_type
+// VEC-LABEL: func.func @vector_width_by_widest_type
+// VEC:         vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<?xbf16>, vector<4xbf16>
+// VEC:         vector.store {{.*}} {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// VEC-LABEL: func.func @vector_width_bf16
+// VEC:         vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// VEC:         vector.store {{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+func.func @vector_width_by_widest_type(%x: memref<?xbf16>, %y: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %n = memref.dim %x, %c0 : memref<?xbf16>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xbf16>
+    %e = arith.extf %v : bf16 to f32
+    memref.store %e, %y[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+func.func @vector_width_bf16(%x: memref<?xbf16>, %y: memref<?xbf16>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %n = memref.dim %x, %c0 : memref<?xbf16>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xbf16>
+    %e = arith.addf %v, %v : bf16
+    memref.store %e, %y[%i] : memref<?xbf16>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A transposed read (the innermost loop variable indexes a row) cannot be one vector access: the
+// scalar mapping only.
+// CHECK-LABEL: func.func @no_vector_when_transposed
+// OPT-LABEL: func.func @no_vector_when_transposed
+// ROWS0-LABEL: func.func @no_vector_when_transposed
+// VEC-LABEL: func.func @no_vector_when_transposed
+// VEC-NOT:     vector.load
+// VEC:         gpu.terminator
+func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %y, %c0 : memref<?x?xf32>
+  %n = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%j, %i] : memref<?x?xf32>
+    memref.store %v, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Loops over the same rows (softmax: max, sum of exp, normalize) are one launch with a block per row:
+// the loops run in order with a barrier between them, so the later ones re-read the row from L1/L2.
+// The fills fold into the reductions' initial values; rows are recognized through views (the dim of
+// an expand_shape of an allocation of %m is %m).
+// CHECK-LABEL: func.func @softmax_rows
+// OPT-LABEL: func.func @softmax_rows
+// VEC-LABEL: func.func @softmax_rows
+// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M:.*]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %{{.*}}, {{.*}})
+// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// VEC:           gpu.all_reduce maximumf
+// VEC:           scf.if
+// VEC:             memref.store %{{.*}}, %[[MAX:.*]][%[[BX]], %c0{{.*}}]
+// VEC:           gpu.barrier
+// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// VEC:             memref.load %[[MAX]][%[[BX]], %c0{{.*}}]
+// VEC:             math.exp
+// VEC:           gpu.all_reduce add
+// VEC:           gpu.barrier
+// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// VEC:             arith.divf
+// VEC:             memref.store %{{.*}}, %arg1[%[[BX]],
+// VEC:           gpu.terminator
+// VEC-NOT:     gpu.launch
+// VEC:         return
+// With fuse-rows=0: a launch per loop.
+// ROWS0-LABEL: func.func @softmax_rows
+// ROWS0-COUNT-3: gpu.launch
+func.func @softmax_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %a = memref.alloc(%m) : memref<?xf32>
+  %mx = memref.expand_shape %a [[0, 1]] output_shape [%m, 1] : memref<?xf32> into memref<?x1xf32>
+  %m1 = memref.dim %mx, %c0 : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%m1) step (%c1) {
+    memref.store %ninf, %mx[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %mx[%i, %c0] : memref<?x1xf32>
+      %r = arith.maximumf %v, %acc : f32
+      memref.store %r, %mx[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  %s = memref.alloc(%m) : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %mm = memref.load %mx[%i, %c0] : memref<?x1xf32>
+      %acc = memref.load %s[%i, %c0] : memref<?x1xf32>
+      %d = arith.subf %v, %mm : f32
+      %e = math.exp %d : f32
+      %r = arith.addf %e, %acc : f32
+      memref.store %r, %s[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %mm = memref.load %mx[%i, %c0] : memref<?x1xf32>
+    %ss = memref.load %s[%i, %c0] : memref<?x1xf32>
+    %d = arith.subf %v, %mm : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %ss : f32
+    memref.store %r, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A loop that reads another row of a buffer the group writes would race between blocks: no group.
+// CHECK-LABEL: func.func @no_row_group_when_reading_another_row
+// OPT-LABEL: func.func @no_row_group_when_reading_another_row
+// ROWS0-LABEL: func.func @no_row_group_when_reading_another_row
+// VEC-LABEL: func.func @no_row_group_when_reading_another_row
+// VEC-COUNT-2: gpu.launch
+func.func @no_row_group_when_reading_another_row(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %s = memref.alloc(%m) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %first = memref.load %s[%c0] : memref<?xf32>
+    memref.store %first, %y[%i, %j] : memref<?x?xf32>
     scf.reduce
   }
   return %ok : i32

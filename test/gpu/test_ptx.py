@@ -90,3 +90,19 @@ def test_libdevice_linked_when_found():
     _, llvm_ir = _lower(EXP)
     text = ptx.compile_ptx(llvm_ir, use_cache=False)
     assert "__nv_expf" not in text and "ex2.approx" in text  # inlined from libdevice
+
+
+def test_float_literals_by_bits_parse():
+    """torch-mlir's LLVM prints some float constants by their bits (`f0x3FB504F3`); llvmlite's parser
+    wants the double-format hex form for float, 0xR for bfloat."""
+    text = ptx._fix_special_floats("  %9 = fdiv float %8, f0x3FB504F3\n  %a = fadd bfloat %b, f0x3F80\n")
+    assert "0x3FF6A09E60000000" in text and "0xR3F80" in text and "f0x" not in text
+
+
+def test_bf16_kernel_parameter_bits():
+    import torch
+
+    from mlir_sym.runtime.cuda import Runtime
+
+    for v in (1.0, 3.14159, -2.5e-3, 1e38, float("inf"), 65504.0):
+        assert Runtime.bf16_bits(v) == torch.tensor(v, dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF

@@ -73,7 +73,7 @@ def _defined_by_host_buffer(v: ir.Value) -> bool:
 
 @dataclass
 class KernelParam:
-    kind: str  # "memref" | "index" | "i64" | "i32" | "i16" | "i8" | "i1" | "f32" | "f64" | "f16"
+    kind: str  # "memref" | "index" | "i64" | "i32" | "i16" | "i8" | "i1" | "f32" | "f64" | "f16" | "bf16"
     rank: int = 0
 
 
@@ -323,6 +323,8 @@ class HostCodegen:
             n = self._ref(v)
             if p.kind == "memref":
                 args.append(f"*rt.desc({n})" if p.rank else f"*rt.desc0({n})")
+            elif p.kind == "bf16":  # no struct code for bfloat16: its bits as a 16-bit integer
+                args.append(f"rt.bf16_bits({n})")
             else:
                 args.append(n)
         self.launches += 1

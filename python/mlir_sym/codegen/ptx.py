@@ -15,6 +15,7 @@ import glob
 import hashlib
 import os
 import re
+import struct
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -64,10 +65,34 @@ _SPECIAL = {"-inf": "0xFFF0000000000000", "inf": "0x7FF0000000000000", "+inf": "
 _SPECIAL_RE = re.compile(r"(?<![\w%@.$\"-])([+-]?inf|[+-]?nan)(?![\w.\"])")
 
 
+_BITS_RE = re.compile(r"\bf0x([0-9A-Fa-f]+)\b")
+_FLOAT_TYPE_RE = re.compile(r"\b(half|bfloat|float|double)\b")
+
+
 def _fix_special_floats(text: str) -> str:
-    """The translation prints float infinities/NaNs as `-inf`/`nan`, which LLVM's IR parser rejects;
-    write them as the hexadecimal (double-format) constants it accepts for float and double."""
-    return _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
+    """The translation prints float infinities/NaNs as `-inf`/`nan`, and floats that are not short
+    decimals by their bits (`f0x3FB504F3`), which llvmlite's IR parser rejects; write them in the
+    hexadecimal forms it accepts (double format for float and double, 0xH/0xR for half/bfloat)."""
+    text = _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
+    if "f0x" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if "f0x" in line:
+            line = _BITS_RE.sub(lambda m: _hex_literal(m.group(1), line[: m.start()]), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _hex_literal(digits: str, before: str) -> str:
+    types = _FLOAT_TYPE_RE.findall(before)
+    ty = types[-1] if types else {4: "half", 8: "float", 16: "double"}.get(len(digits), "double")
+    if len(digits) == 8:  # float bits -> the double with the same value
+        (value,) = struct.unpack("<f", struct.pack("<I", int(digits, 16)))
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    if len(digits) == 4:
+        return ("0xR" if ty == "bfloat" else "0xH") + digits.upper()
+    return "0x" + digits.upper()
 
 
 def find_libdevice() -> str | None:

@@ -105,7 +105,7 @@ def ensure_context(device: torch.device) -> None:
 
 _SLOT = {  # one 8-byte slot per kernel parameter; little-endian, value at the slot's start
     "index": "q", "i64": "q", "i32": "i4x", "i16": "h6x", "i8": "b7x", "i1": "?7x",
-    "f32": "f4x", "f64": "d", "f16": "e6x",
+    "f32": "f4x", "f64": "d", "f16": "e6x", "bf16": "H6x",  # bf16: bits from Runtime.bf16_bits
 }
 
 
@@ -190,6 +190,14 @@ class Runtime:
 
     float32, float64, float16, bfloat16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
     int64, int32, int16, int8, uint8, bool = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
+
+    @staticmethod
+    def bf16_bits(x: float) -> int:
+        """The bfloat16 nearest to `x` (ties to even; NaN stays NaN), as its 16 bits."""
+        (b,) = struct.unpack("<I", struct.pack("<f", x))
+        if (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF):
+            return (b >> 16) | 0x40
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
