@@ -17,9 +17,9 @@ lit: $(VENV_STAMP)
 	PATH=$(CURDIR)/.venv/bin:$$PATH .venv/bin/lit -sv test/
 
 pytest: $(VENV_STAMP)
-	$(PY) -m pytest -q test/python
+	$(PY) -m pytest -q test/python test/gpu
 
-test: lit pytest          ## all tests: lit (dialect, passes, conversions, tools) + pytest (end to end vs eager)
+test: lit pytest          ## all tests: lit (dialect, passes, conversions, tools) + pytest (end to end vs eager; GPU kernels emulated on the CPU; GPU runs skip without one)
 
 bench: $(VENV_STAMP)
 	$(PY) benchmarks/bench_cpu.py --quick
