@@ -6,6 +6,7 @@ import (importer.py) -> split guards / compute (pipelines.py) -> lower both -> o
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -156,7 +157,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         torch_to_linalg(ig, compute_mod)
         main = _func(compute_mod, name)
         arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
-        run_named("linalg-to-llvm", compute_mod, ctx)
+        run_named(cpu_compute_pipeline(), compute_mod, ctx)
         assert_msgs = _assert_msgs(compute_mod, name)
         run_named("guards-to-llvm", guards_mod, ctx)
         checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
@@ -177,6 +178,12 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         assert_msgs=assert_msgs,
         keepalive=(jit, ctx),
     )
+
+
+def cpu_compute_pipeline() -> str:
+    """`linalg-to-llvm`; with MLIR_SYM_EMULATE_GPU=1, `gpu-emulated`: the GPU mapping executed on the
+    CPU, to test the GPU kernels' index math against eager on a machine without a GPU."""
+    return "gpu-emulated" if os.environ.get("MLIR_SYM_EMULATE_GPU", "0") == "1" else "linalg-to-llvm"
 
 
 def _pretty_loc(loc: str) -> str:

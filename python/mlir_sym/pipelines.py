@@ -67,6 +67,15 @@ PIPELINES: dict[str, str] = {
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
 }
+# The GPU mapping executed on the CPU (sym-gpu-emulate-launches; MLIR_SYM_EMULATE_GPU=1 for CPU
+# artifacts): sym-lower-to-nvvm up to sym-gpu-map-parallel, matmuls mapped like any loop nest (no
+# library calls), then the launches as loops and the CPU lowering. A test of the kernels' index math.
+PIPELINES["gpu-emulated"] = (
+    PIPELINES["sym-lower-to-nvvm"].split(" gpu-launch-sink-index-computations")[0]
+    .replace("sym-gpu-library-calls, ", "").rstrip(", ")
+    + ", sym-gpu-emulate-launches, canonicalize, sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops), "
+    + _COMPUTE_TO_LLVM.replace("finalize-memref-to-llvm", "convert-vector-to-llvm, finalize-memref-to-llvm") + ")"
+)
 
 
 SUMMARIES = {
@@ -74,6 +83,7 @@ SUMMARIES = {
     "torch-to-linalg": "strip sym facts, then torch-mlir: torch dialect -> linalg on tensors",
     "linalg-to-llvm": "destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect (CPU)",
     "sym-lower-to-nvvm": "linalg on tensors -> parallel loops -> gpu.launch -> outlined kernels in NVVM (GPU)",
+    "gpu-emulated": "the GPU mapping of sym-lower-to-nvvm run on the CPU: launches as loops -> LLVM dialect (testing)",
 }
 for _name, _text in PIPELINES.items():
     register_pipeline(_name, _text, SUMMARIES.get(_name, f"named pipeline {_name}"))

@@ -2,7 +2,8 @@
 
 No GPU needed (CI runs it). A torch function is captured and lowered like the GPU path does, up to and
 including `sym-gpu-map-parallel`; then every `gpu.launch` becomes loops over blocks and threads and
-the function is JIT-compiled for the host and run against eager PyTorch on sizes that take each path:
+the function is JIT-compiled for the host (sym-gpu-emulate-launches: launches as loops) and run
+against eager PyTorch on sizes that take each path:
 the 128-bit path (row length a multiple of the vector width, aligned buffers), the scalar path (odd
 row lengths, a misaligned input) and row groups (softmax, layer norm: the loops of a row in one
 block). Launches with barriers or block reductions run one thread per block (a barrier is then a
@@ -21,8 +22,6 @@ import torch
 import torch.nn.functional as F
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
-from torch_mlir import ir
-from torch_mlir.dialects import arith, scf
 from torch_mlir.execution_engine import ExecutionEngine
 from torch_mlir.runtime.np_to_memref import get_ranked_memref_descriptor
 
@@ -36,76 +35,6 @@ TO_MAP = PIPELINES["sym-lower-to-nvvm"].split(" gpu-launch-sink-index-computatio
 HOST = ("builtin.module(convert-scf-to-cf, expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
         "finalize-memref-to-llvm, convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, "
         "convert-cf-to-llvm, convert-func-to-llvm, convert-ub-to-llvm, reconcile-unrealized-casts)")
-
-
-def _ops(block: ir.Block) -> list:
-    return [o.operation for o in block.operations]
-
-
-def _contains(op: ir.Operation, names: tuple) -> bool:
-    for region in op.regions:
-        for block in region.blocks:
-            for o in _ops(block):
-                if o.name in names or _contains(o, names):
-                    return True
-    return False
-
-
-def _emulate_launches(func: ir.Operation) -> int:
-    """Replace each gpu.launch of `func` by `for bx < grid.x: for tx < block.x: body`."""
-    launches = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for o in _ops(block):
-                    if o.name == "gpu.launch":
-                        launches.append(o)
-                    else:
-                        walk(o)
-
-    walk(func)
-    idx = ir.IndexType.get()
-    for launch in launches:
-        lv = launch.opview
-        body = launch.regions[0].blocks[0]
-        cooperative = _contains(launch, ("gpu.barrier", "gpu.all_reduce"))
-        with ir.InsertionPoint(launch), launch.location:
-            c0 = arith.ConstantOp(idx, 0).result
-            c1 = arith.ConstantOp(idx, 1).result
-            nthreads = c1 if cooperative else lv.blockSizeX
-            outer = scf.ForOp(c0, lv.gridSizeX, c1)
-        with ir.InsertionPoint(outer.body), launch.location:
-            inner = scf.ForOp(c0, nthreads, c1)
-            scf.YieldOp([])
-        with ir.InsertionPoint(inner.body), launch.location:
-            y = scf.YieldOp([])
-        a = list(body.arguments)  # blocks xyz, threads xyz, grid sizes xyz, block sizes xyz
-        values = [outer.induction_variable, c0, c0, inner.induction_variable, c0, c0,
-                  lv.gridSizeX, c1, c1, nthreads, c1, c1]
-        for arg, v in zip(a, values):
-            arg.replace_all_uses_with(v)
-        for o in _ops(body):
-            if o.name == "gpu.terminator":
-                o.erase()
-            else:
-                o.move_before(y.operation)
-        launch.erase()
-
-    def strip(op):  # one thread per block: a barrier does nothing, a block reduction is the value
-        for region in op.regions:
-            for block in region.blocks:
-                for o in _ops(block):
-                    if o.name == "gpu.barrier":
-                        o.erase()
-                    elif o.name == "gpu.all_reduce":
-                        o.results[0].replace_all_uses_with(o.operands[0])
-                        o.erase()
-                    else:
-                        strip(o)
-
-    strip(func)
-    return len(launches)
 
 
 class Emulated:
@@ -123,7 +52,8 @@ class Emulated:
                 build_pipeline(TO_MAP, context=ig.context).run(cmod)
                 self.mapped_ir = str(cmod)
                 func = next(o.operation for o in cmod.body.operations if o.operation.name == "func.func")
-                self.launches = _emulate_launches(func)
+                self.launches = self.mapped_ir.count("gpu.launch ")
+                build_pipeline("builtin.module(sym-gpu-emulate-launches)", context=ig.context).run(cmod)
                 self.sig = [str(a.type) for a in func.regions[0].blocks[0].arguments]
                 build_pipeline(HOST, context=ig.context).run(cmod)
                 self.engine = ExecutionEngine(cmod, opt_level=1)
