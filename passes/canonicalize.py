@@ -26,7 +26,9 @@ Facts and their limits (what keeps the rewrite sound for the "first failing chec
   checks, and a range check is erased only in favour of another range check of the same symbol at
   least as strong, so the bound stays checked and what is trusted never changes as checks go (the pass
   is idempotent). A declared lower bound <= 0 is always a fact (sizes are never negative; the
-  importer checks none).
+  importer checks none), except for an `unbacked` symbol: its value comes from the data (a count,
+  `.item()`), its declared range is what torch._check promised, and the importer asserts it, so
+  every bound of an unbacked symbol is known only through its checks.
 * A guard may be justified by any check before it and by guards after it up to the next assert (moving
   past an assert would turn "try another variant" into the user's error). An assert only by checks
   before it.
@@ -101,6 +103,13 @@ def declared_ranges(module: ir.Operation | None) -> dict[str, tuple[int | None, 
         hi = ir.IntegerAttr(attrs["hi"]).value if "hi" in attrs else None
         out[name] = (lo, hi)
     return out
+
+
+def declared_unbacked(module: ir.Operation | None) -> set[str]:
+    """The declared symbols marked `unbacked` (values that depend on data)."""
+    if module is None:
+        return set()
+    return {name for name, decl in sym.declared_symbols(module).items() if "unbacked" in decl.operation.attributes}
 
 
 def has_uses(op: ir.Operation) -> bool:
@@ -212,6 +221,7 @@ class GuardBlock:
                 segment += 1
             self.checks.append(c)
         self.declared = declared_ranges(self.module)
+        self.unbacked = declared_unbacked(self.module)
         for c in self.checks:
             c.bounds = self._checked_bounds(c.cond)
         checked = set().union(*(c.bounds for c in self.checks)) if self.checks else set()
@@ -219,7 +229,7 @@ class GuardBlock:
         if self.ranges == "trusted":
             for name, (lo, hi) in self.declared.items():
                 trusted[name] = (
-                    None if lo is not None and lo > 0 and (name, "lo") in checked else lo,
+                    None if lo is not None and (lo > 0 or name in self.unbacked) and (name, "lo") in checked else lo,
                     None if (name, "hi") in checked else hi,
                 )
         self.facts = shapes.Facts(trusted)
@@ -239,14 +249,15 @@ class GuardBlock:
 
     def _checked_bounds(self, cond) -> set[tuple[str, str]]:
         """The declared bounds a range check enforces: `s >= c` with c >= lo > 0, `s <= c` with c <= hi,
-        `s == c` both (a bound <= 0 needs no check: sizes are never negative)."""
+        `s == c` both (a bound <= 0 needs no check: sizes are never negative; but any bound of an
+        unbacked symbol does)."""
         b = shapes.single_symbol_bound(cond) if cond is not None else None
         if b is None or b[0] not in self.declared:
             return set()
         name, kind, value = b
         lo, hi = self.declared[name]
         out = set()
-        if kind in ("lo", "eq") and lo is not None and lo > 0 and value >= lo:
+        if kind in ("lo", "eq") and lo is not None and (lo > 0 or name in self.unbacked) and value >= lo:
             out.add((name, "lo"))
         if kind in ("hi", "eq") and hi is not None and value <= hi:
             out.add((name, "hi"))

@@ -24,6 +24,7 @@ import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
+from mlir_sym import datadep
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
@@ -114,7 +115,7 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
         log.info("cache hit for graph %s", key[:12])
     else:
         try:
-            art, _, cstats = _compiler(example_inputs)(gm, specialize_hints=config.specialize_hints)
+            art, _, cstats = datadep.compile_graph(gm, _compiler(example_inputs), specialize_hints=config.specialize_hints)
         except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
             if not config.fallback_to_eager:
                 raise

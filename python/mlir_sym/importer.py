@@ -194,6 +194,11 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         else:
             raise UnsupportedGraph(f"graph input '{ph.name}' has unsupported kind {type(val).__name__}")
 
+    # Symbols whose value the artifact reads from its inputs: every backed one, and the unbacked ones
+    # that are SymInt inputs (the counts that datadep.py's count phase passes to the fill graph).
+    bound: set[sympy.Symbol] = set()
+    for s in sources:
+        bound |= s.expr.free_symbols
     asserts: list[tuple[sympy.Basic, str, str]] = []
     for node in list(graph.nodes):
         if node.op == "call_function" and str(node.target) in _DROPPED_TARGETS:
@@ -202,7 +207,10 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
                 msg = node.args[1] if len(node.args) > 1 else "runtime assertion"
                 if isinstance(cond, fx.Node) and isinstance(cond.meta.get("val"), torch.SymBool):
                     expr = cond.meta["val"].node.expr
-                    if _unbacked(expr, shape_env):  # on a data-dependent size (x[mask]): see _unbacked
+                    if shape_env is not None:
+                        expr = shape_env.replace(expr)
+                    if _unbacked(expr, shape_env) and not expr.free_symbols <= bound:
+                        # on a data-dependent size of the compute (x[mask]): see _unbacked
                         if not _implied_for_sizes(expr, shape_env):
                             continue  # stays in the graph: checked by the compute, where the value exists
                     else:
@@ -240,7 +248,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             outputs.append(OutputSpec("const", expr=val))
         else:
             raise UnsupportedGraph(f"graph output {o} of kind {type(val).__name__} is not supported")
-    _reject_unbacked_outputs(out_node.args[0], outputs)
+    _reject_unbacked_outputs(out_node.args[0], outputs, bound)
     out_node.args = (tuple(tensor_outs),)
     graph.eliminate_dead_code()
     derived = _derive_float_scalars(graph, shape_env)
@@ -282,6 +290,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
     for e, _, _ in asserts:
         used |= e.free_symbols
     symbols = shapes.sorted_symbols(used)
+    asserts += _unbacked_input_asserts(symbols, bound, shape_env, {str(e) for e, _, _ in asserts})
     checks: list[Check] = []
     with ctx, ir.Location.unknown():
         body = module.body
@@ -552,6 +561,8 @@ def _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_
             sym.BindOp(arg, b.value(s.expr))
             checks.append(Check("bind", f"{s.describe()} == {s.expr}", "input size"))
         for s in symbols:  # range facts are guards: sizes outside the range need another artifact
+            if _unbacked(s, shape_env):
+                continue  # the range of a data-dependent input is the user's torch._check: an assert
             rng = shapes.symbol_range(shape_env, s) if shape_env is not None else shapes.Range(0, None)
             conds = [sympy.Ge(s, rng.lo)] + ([sympy.Le(s, rng.hi)] if rng.hi is not None else [])
             for c in conds:
@@ -596,11 +607,14 @@ def _bind_compute(module, func_name: str, sources: list[Source]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Unbacked symbols (u0, ...): sizes that depend on data, e.g. the length of x[mask]. They are values of
-# the compute, never symbols of the artifact: nothing outside the compute can read them. Runtime
-# asserts on them stay in the graph (the compute checks them, after sym-mask-to-where has turned the
-# size into a count such as sum(mask)), unless the ranges of sizes imply them; an output whose size
-# depends on one is rejected, naming the op that made it.
+# Unbacked symbols (u0, ...): sizes that depend on data, e.g. the length of x[mask]. Two cases:
+#  * a SymInt input of the graph (datadep.py's fill graph, whose count phase computed the value): a
+#    symbol of the artifact like any other (declared `unbacked`, no hint), its range and torch._check
+#    facts become `sym.assert`s (the user's error, never a guard);
+#  * otherwise a value of the compute only: runtime asserts on it stay in the graph (the compute checks
+#    them, after sym-mask-to-where has turned the size into a count such as sum(mask)), unless the
+#    ranges of sizes imply them; an output whose size depends on one is rejected, naming the op that
+#    made it (datadep.py compiles such graphs in two phases instead).
 
 
 def _unbacked(expr: sympy.Basic, shape_env) -> bool:
@@ -625,10 +639,43 @@ def _implied_for_sizes(expr: sympy.Basic, shape_env) -> bool:
         return False
 
 
-def _reject_unbacked_outputs(out_args: Any, outputs: list[OutputSpec]) -> None:
+def _unbacked_input_asserts(symbols: list[sympy.Symbol], bound: set[sympy.Symbol], shape_env, seen: set[str]
+                            ) -> list[tuple[sympy.Basic, str, str]]:
+    """Checks of the unbacked symbols the artifact takes as inputs (their values come from a count or
+    from `.item()`), besides the graph's own asserts (`seen`, as text): the ShapeEnv's range of each
+    (size-like: [0, oo]; narrowed by torch._check), then the deferred runtime asserts over input
+    symbols only (torch._check(u0 <= x.size(0)))."""
+    if shape_env is None:
+        return []
+    out: list[tuple[sympy.Basic, str, str]] = []
+
+    def add(e: sympy.Basic, origin: str) -> None:
+        if e in (sympy.true, True) or str(e) in seen:
+            return
+        seen.add(str(e))
+        out.append((e, "Runtime assertion failed for expression", origin))
+
+    inputs = [s for s in symbols if _unbacked(s, shape_env) and s in bound]
+    for s in inputs:
+        rng = shapes.symbol_range(shape_env, s)
+        if rng.lo != shapes.I64_MIN:
+            add(sympy.Ge(s, rng.lo), f"range of data-dependent {s}: {rng}")
+        if rng.hi is not None:
+            add(sympy.Le(s, rng.hi), f"range of data-dependent {s}: {rng}")
+    for ras in getattr(shape_env, "deferred_runtime_asserts", {}).values():
+        for ra in ras:
+            e = shape_env.replace(ra.expr)
+            syms = getattr(e, "free_symbols", set())
+            if syms and syms <= bound and any(_unbacked(x, shape_env) for x in syms):
+                add(e, f"torch._check on data-dependent {', '.join(sorted(str(x) for x in syms))}")
+    return out
+
+
+def _reject_unbacked_outputs(out_args: Any, outputs: list[OutputSpec], bound: set[sympy.Symbol]) -> None:
     for o, spec in zip(out_args if isinstance(out_args, (list, tuple)) else [out_args], outputs):
         exprs = list(spec.shape) if spec.kind in ("tensor", "alias") else [spec.expr] if spec.kind == "sym" else []
-        bad = sorted({str(s) for e in exprs for s in sympy.sympify(e).free_symbols if s.name.startswith("u")})
+        bad = sorted({str(s) for e in exprs for s in sympy.sympify(e).free_symbols
+                      if s.name.startswith("u") and s not in bound})
         if not bad:
             continue
         maker = _unbacked_maker(o, set(bad))

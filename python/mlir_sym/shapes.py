@@ -48,15 +48,24 @@ class Range:
     hi: int | None  # None: unbounded
 
     def __str__(self) -> str:
-        return f"[{self.lo}, {'oo' if self.hi is None else self.hi}]"
+        return f"[{'-oo' if self.lo == I64_MIN else self.lo}, {'oo' if self.hi is None else self.hi}]"
+
+
+I64_MIN = -(2**63)
+_UNBOUNDED_HI = 2**62  # PyTorch bounds unbacked counts by int64's max - 1: no bound in practice
 
 
 def symbol_range(shape_env, s: sympy.Symbol) -> Range:
+    """The ShapeEnv's value range of `s`. A size is never negative, so a backed symbol's lower bound is
+    at least 0; an unbacked one (the value of `.item()`) may be unbounded below: lo = I64_MIN."""
     vr = shape_env.var_to_range.get(s)
     if vr is None:
         return Range(0, None)
-    lo = int(vr.lower) if getattr(vr.lower, "is_Integer", False) else 0
-    hi = int(vr.upper) if getattr(vr.upper, "is_Integer", False) else None
+    if getattr(vr.lower, "is_Integer", False):
+        lo = max(int(vr.lower), I64_MIN)
+    else:
+        lo = I64_MIN if s.name.startswith("u") and vr.lower.is_negative else 0
+    hi = int(vr.upper) if getattr(vr.upper, "is_Integer", False) and int(vr.upper) < _UNBOUNDED_HI else None
     return Range(lo, hi)
 
 

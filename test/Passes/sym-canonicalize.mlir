@@ -399,6 +399,40 @@ func.func @always_false(%a: index) attributes {sym.guards} {
 
 // -----
 
+// An unbacked symbol (a count, the value of `.item()`) is known only through its checks: the asserts
+// of its declared range [0, 5] stay (a backed symbol's lower bound 0 is a fact: `s0 >= 0` goes), and
+// they justify later checks (`u0 <= 7` goes).
+"sym.symbol"() {sym_name = "s0", lo = 0 : i64} : () -> ()
+"sym.symbol"() {sym_name = "u0", lo = 0 : i64, hi = 5 : i64, unbacked} : () -> ()
+
+// CHECK-LABEL: func.func @unbacked_bounds_are_checked
+// CHECK-NOT:     msg = "s0 >= 0"
+// CHECK:         "sym.assert"(%{{.*}}) {msg = "u0 >= 0"}
+// CHECK-NEXT:    %[[C5:.*]] = "sym.constant"() {value = 5 : i64}
+// CHECK-NEXT:    %[[LE:.*]] = "sym.cmp"(%{{.*}}, %[[C5]]) {predicate = "le"}
+// CHECK-NEXT:    "sym.assert"(%[[LE]]) {msg = "u0 <= 5"}
+// CHECK-NEXT:    return
+func.func @unbacked_bounds_are_checked(%a: index, %b: index) attributes {sym.guards} {
+  %s0 = "sym.value"() {symbol = "s0"} : () -> index
+  %u0 = "sym.value"() {symbol = "u0"} : () -> index
+  "sym.bind"(%a, %s0) : (index, index) -> ()
+  "sym.bind"(%b, %u0) : (index, index) -> ()
+  %c0 = "sym.constant"() {value = 0 : i64} : () -> index
+  %c5 = "sym.constant"() {value = 5 : i64} : () -> index
+  %c7 = "sym.constant"() {value = 7 : i64} : () -> index
+  %g = "sym.cmp"(%s0, %c0) {predicate = "ge"} : (index, index) -> i1
+  "sym.assert"(%g) {msg = "s0 >= 0"} : (i1) -> ()
+  %lo = "sym.cmp"(%u0, %c0) {predicate = "ge"} : (index, index) -> i1
+  "sym.assert"(%lo) {msg = "u0 >= 0"} : (i1) -> ()
+  %hi = "sym.cmp"(%u0, %c5) {predicate = "le"} : (index, index) -> i1
+  "sym.assert"(%hi) {msg = "u0 <= 5"} : (i1) -> ()
+  %h7 = "sym.cmp"(%u0, %c7) {predicate = "le"} : (index, index) -> i1
+  "sym.assert"(%h7) {msg = "u0 <= 7"} : (i1) -> ()
+  return
+}
+
+// -----
+
 // An unknown symbol is rejected by the verifier before any pass runs.
 func.func @unknown_symbol(%a: index) attributes {sym.guards} {
   // expected-error @+1 {{refers to unknown symbol 's7'}}

@@ -273,6 +273,8 @@ def test_mask_pattern(case: MaskCase, dynamo_graphs):
     assert dynamo_graphs() == 1, "Dynamo recompiled (or split the frame) for a size or a mask"
     assert backend.stats.compiles == 1, "mlir_sym compiled more than once"
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+    assert not any(type(a).__name__ == "CountFillArtifact" for a in backend._CACHE.values()), \
+        "took the count/fill path: sym-mask-to-where should have removed the data-dependent size"
 
 
 def test_rewrite_leaves_no_data_dependent_size():
@@ -322,33 +324,46 @@ def test_wrong_mask_raises_like_eager(pattern, bad):
 
 
 # ---------------------------------------------------------------------------------------------
-# What the pass leaves alone fails clearly (or runs eagerly with fallback_to_eager).
+# What the pass leaves alone is compiled in count/fill phases (mlir_sym/datadep.py, test_datadep.py);
+# sym-mask-to-where's strict error names the op and the line when that is not possible either.
 
 
-def test_escaping_selection_names_op_and_line():
+@pytest.mark.parametrize("pattern", ["escapes", "scan"])
+def test_left_alone_compiles_with_count_fill(pattern):
     def escapes(x, m):
         return x[m] * 2
 
-    x = torch.randn(8)
-    with pytest.raises(Exception, match=r"data-dependent size u\d+ made by aten\.index\.Tensor .*test_masks\.py.*line"):
-        torch.compile(escapes, backend="mlir_sym", dynamic=True)(x, x > 0)
+    def scan(x, m):
+        return x[m].cumsum(0).sum()
+
+    fn = {"escapes": escapes, "scan": scan}[pattern]
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n in (8, 13):
+        x = torch.randn(n)
+        for m in (x > 0, x > 1e9, x < 1e9):
+            torch.testing.assert_close(compiled(x, m), fn(x, m))
+    assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
+    assert type(next(iter(backend._CACHE.values()))).__name__ == "CountFillArtifact"
 
 
-def test_unrewritable_use_names_op_and_line():
+def test_strict_mode_names_op_and_line():
+    """Without the count/fill path (the pipeline alone), a selection the pass leaves is an error at its
+    location."""
+    from mlir_sym.capture import compile_graph
+
+    captured = []
+
+    def grab(gm, example_inputs):
+        captured.append(gm)
+        return gm
+
+    from torch._dynamo.backends.common import aot_autograd
+
     def scan(x, m):
         return x[m].cumsum(0).sum()
 
     x = torch.randn(8)
+    torch.compile(scan, backend=aot_autograd(fw_compiler=grab, decompositions=backend._decompositions()),
+                  dynamic=True)(x, x > 0)
     with pytest.raises(Exception, match=r"'torch\.aten\.index\.Tensor' has a result of data-dependent size .*cumsum.*test_masks\.py:\d+"):
-        torch.compile(scan, backend="mlir_sym", dynamic=True)(x, x > 0)
-
-
-def test_unrewritable_use_falls_back_when_asked():
-    def scan(x, m):
-        return x[m].cumsum(0).sum()
-
-    backend.config.fallback_to_eager = True
-    x = torch.randn(8)
-    got = torch.compile(scan, backend="mlir_sym", dynamic=True)(x, x > 0)
-    torch.testing.assert_close(got, scan(x, x > 0))
-    assert backend.stats.fallbacks == 1
+        compile_graph(captured[0])

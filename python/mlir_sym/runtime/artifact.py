@@ -149,3 +149,71 @@ class Artifact:
                 kind, i = o.base
                 results[k] = o.replay(args[i] if kind == "input" else results[i], symvals)
         return results
+
+
+@dataclass
+class CountPhase:
+    """One count step of a CountFillArtifact (see mlir_sym/datadep.py): `artifact` takes the graph's
+    inputs followed by the values of the symbols `inputs` (counted by earlier phases) and returns one
+    0-d integer tensor per symbol of `outputs`; `derived` computes further symbols from those values
+    (the length of `x[:n]`: `fn(values, args)`). `artifact` is None for a phase of derived sizes only."""
+
+    artifact: Artifact | None
+    inputs: list[str]
+    outputs: list[str]
+    derived: list[tuple[str, Callable[[dict[str, int], Sequence[Any]], int]]]
+
+
+class CountFillArtifact:
+    """A graph whose output sizes depend on the data: count, allocate, fill.
+
+    Per call: each count phase runs and its counts are read back to the host (on a GPU, a
+    synchronization: an output's size must be known before it is allocated); then the fill artifact
+    runs with the graph's inputs followed by the symbol values (`fill_inputs` order): its guard
+    function checks their ranges and torch._check facts (a failure raises SymAssertionError), it
+    allocates the outputs from the symbol values and fills them. One compilation serves every size
+    and every mask.
+    """
+
+    def __init__(self, *, name: str, phases: Sequence[CountPhase], fill: Artifact, fill_inputs: Sequence[str]) -> None:
+        self.name = name
+        self.phases = list(phases)
+        self.fill = fill
+        self.fill_inputs = list(fill_inputs)
+        self.calls = 0
+        self.source_ir = fill.source_ir
+        self.last_counts: dict[str, int] = {}
+
+    @property
+    def variants(self) -> list[Variant]:
+        return self.fill.variants
+
+    @property
+    def generic(self) -> Variant:
+        return self.fill.generic
+
+    @property
+    def checks(self) -> list[tuple[str, str, str]]:
+        return self.fill.checks
+
+    @property
+    def count_artifacts(self) -> list[Artifact]:
+        return [p.artifact for p in self.phases if p.artifact is not None]
+
+    def counts(self, args: Sequence[Any]) -> dict[str, int]:
+        """The value of every data-dependent symbol for these inputs."""
+        vals: dict[str, int] = {}
+        for p in self.phases:
+            if p.artifact is not None:
+                outs = p.artifact(list(args) + [vals[s] for s in p.inputs])
+                for s, t in zip(p.outputs, outs):
+                    vals[s] = int(t)  # device-to-host read of the count
+            for s, fn in p.derived:
+                vals[s] = fn(vals, args)
+        return vals
+
+    def __call__(self, args: Sequence[Any]) -> list[Any]:
+        self.calls += 1
+        vals = self.counts(args)
+        self.last_counts = vals
+        return self.fill(list(args) + [vals[s] for s in self.fill_inputs])
