@@ -13,6 +13,7 @@ in the spirit of `TORCH_LOGS`.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -176,6 +177,17 @@ def _compiler(example_inputs: Sequence[Any]) -> Callable:
     return compile_graph
 
 
+def attention_math(example_inputs: Sequence[Any]):
+    """On CUDA, trace scaled_dot_product_attention in its math form (matmul, softmax, matmul), which we
+    fuse and lower, instead of the fused kernel PyTorch would pick (flash, memory-efficient or cuDNN
+    attention: opaque ops torch-mlir cannot lower). The CPU keeps its flash-for-CPU op, which
+    torch-mlir's decompositions already turn into the math form."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cuda = any(isinstance(a, torch.Tensor) and a.device.type == "cuda" for a in example_inputs)
+    return sdpa_kernel([SDPBackend.MATH]) if cuda else contextlib.nullcontext()
+
+
 def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph."""
     _check_devices(gm, example_inputs)
@@ -186,4 +198,5 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         decompositions=_decompositions(),
         keep_inference_input_mutations=False,
     )
-    return backend(gm, example_inputs, **kwargs)
+    with attention_math(example_inputs):  # AOTAutograd traces here
+        return backend(gm, example_inputs, **kwargs)

@@ -22,8 +22,9 @@ from mlir_sym import backend  # noqa: E402
 DEV = "cuda"
 # Cases known not to work on the GPU path yet (strict xfail: a fix must remove the entry).
 GPU_XFAIL: dict[str, str] = {
-    "transformer_block": "on CUDA, nn.MultiheadAttention becomes aten._scaled_dot_product_efficient_attention, "
-                         "which torch-mlir cannot lower (the CPU graph has the math decomposition)",
+    # transformer_block (nn.MultiheadAttention) used to fail here: on CUDA, PyTorch picked
+    # aten._scaled_dot_product_efficient_attention, which torch-mlir cannot lower; the backend now traces
+    # attention in its math form on CUDA (backend.attention_math).
 }
 
 
