@@ -184,6 +184,35 @@ def _item_count(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.int64)
 
 
+def _masked_write(x: torch.Tensor, m: torch.Tensor, v: torch.Tensor, j: int, accumulate: bool) -> torch.Tensor:
+    """index_put(x, [None] * j + [m], v, accumulate) where v has one row per selected element (u rows,
+    u data-dependent: `out[m] = mlp(x[m])`, the backward of x[m]): selected element i takes v's row
+    cumsum(m)[i] - 1 (a gather), the others keep x (a where). A v whose row count is not the mask's
+    count gathers out of range: the gather's bounds check raises, as eager raises a shape mismatch."""
+    k = m.dim()
+    rest = tuple(x.shape[j + k:])
+    u = v.shape[v.dim() - len(rest) - 1]
+    sel = tuple(x.shape[:j]) + (u,) + rest
+    xf = x.flatten(j, j + k - 1) if k > 1 else x
+    vf = v.to(x.dtype).expand(sel)
+    if j:
+        xf, vf = xf.movedim(j, 0), vf.movedim(j, 0)
+    inner = 1
+    for d in xf.shape[1:]:
+        inner = inner * d
+    vpad = torch.cat([vf, torch.zeros((1,) + tuple(vf.shape[1:]), dtype=x.dtype, device=x.device)]).reshape(u + 1, inner)
+    mf = m.reshape(-1)
+    idx = torch.where(mf, torch.cumsum(mf.to(torch.int64), 0) - 1, u)
+    idx = torch.where(mf.sum() != u, u + 1, idx)
+    rows = torch.nn.functional.embedding(idx, vpad).reshape(xf.shape)
+    if accumulate:
+        rows = xf + rows
+    out = torch.where(mf.reshape((-1,) + (1,) * (xf.dim() - 1)), rows, xf)
+    if j:
+        out = out.movedim(0, j)
+    return out.unflatten(j, m.shape) if k > 1 else out
+
+
 # ---------------------------------------------------------------------------------------------
 # Rules: for an op whose result has a data-dependent size, where that size is in its value, how to
 # count it and how to fill a result of that size.
@@ -259,6 +288,8 @@ RULES: dict[str, Rule] = {
         fill=None),  # the value itself: the node becomes the symbol's input
 }
 RULES["aten.index.Tensor_hacked_twin"] = RULES["aten.index.Tensor"]
+# Writes through a boolean mask of a value with one row per selected element (data-dependent rows).
+INDEX_PUT = {"aten.index_put.default", "aten._index_put_impl.default", "aten.index_put.hacked_twin"}
 # Ops sym-mask-to-where has no where form for: their data-dependent size always takes this path.
 NO_WHERE_FORM = {"aten.nonzero.default", "aten._unique2.default", "aten.repeat_interleave.Tensor",
                  "aten._unique.default", "aten.unique_consecutive.default", "aten.unique_dim.default",
@@ -440,6 +471,7 @@ def plan(gm: fx.GraphModule) -> Plan:
     splice = _Splicer(graph, _fake_mode(gm))
     last = placeholders[-1]
     counters: dict[sympy.Symbol, Counter] = {}
+    inputs = _input_symbols(placeholders, shape_env)  # e.g. a backward graph's tangent of size u0
 
     def symbol_input(s: sympy.Symbol, v: torch.SymInt) -> fx.Node:
         nonlocal last
@@ -454,6 +486,9 @@ def plan(gm: fx.GraphModule) -> Plan:
             continue
         target = str(node.target)
         val = node.meta.get("val")
+        if _masked_write_of_rows(node, shape_env):
+            _rewrite_masked_write(node, splice, shape_env, set(counters) | inputs)
+            continue
         rule = RULES.get(target)
         if rule is not None and rule.applies(node) and _val_symbols(val, shape_env):
             size = rule.size(node)
@@ -498,9 +533,9 @@ def plan(gm: fx.GraphModule) -> Plan:
                                        f"size {s} that mlir_sym has no count for (supported: nonzero, x[mask], "
                                        f"masked_select, unique, unique_consecutive (dim=None), repeat_interleave, "
                                        f".item(), slicing by them)")
-    # Every data-dependent size left in the graph must be one of ours.
+    # Every data-dependent size left in the graph must be one of ours (or an input's).
     for node in graph.nodes:
-        free = _val_symbols(node.meta.get("val"), shape_env) - set(counters)
+        free = _val_symbols(node.meta.get("val"), shape_env) - set(counters) - inputs
         if free and node.op != "output":
             raise UnsupportedGraph(f"{node.target} ({node.name}) at {node_source(node)}: data-dependent size "
                                    f"{', '.join(sorted(map(str, free)))} that mlir_sym cannot compute before the graph runs")
@@ -515,6 +550,60 @@ def plan(gm: fx.GraphModule) -> Plan:
     graph.eliminate_dead_code()
     graph.lint()
     return Plan(fx.GraphModule(gm, graph), [c.symbol.name for c in counters.values()], phases)
+
+
+def _input_symbols(placeholders: list[fx.Node], shape_env) -> set[sympy.Symbol]:
+    out: set[sympy.Symbol] = set()
+    for ph in placeholders:
+        out |= _val_symbols(ph.meta.get("val"), shape_env)
+    return out
+
+
+def _masked_write_of_rows(node: fx.Node, shape_env) -> bool:
+    """An index_put through one boolean mask whose value has data-dependent rows (see _masked_write)."""
+    if node.op != "call_function" or str(node.target) not in INDEX_PUT or len(node.args) < 3:
+        return False
+    used = [i for i in node.args[1] if i is not None]
+    if len(used) != 1 or not _has_bool_index(node) or node.args[1].count(None) + 1 != len(node.args[1]):
+        return False
+    m, v = used[0], node.args[2]
+    return (isinstance(v, fx.Node) and m.meta["val"].dim() >= 1
+            and bool(_val_symbols(v.meta.get("val"), shape_env)))
+
+
+def _rewrite_masked_write(node: fx.Node, splice: "_Splicer", shape_env, known: set[sympy.Symbol]) -> None:
+    x, indices, v = node.args[0], node.args[1], node.args[2]
+    free = _val_symbols(v.meta.get("val"), shape_env) - known
+    if free:
+        raise UnsupportedGraph(f"{node.target} ({node.name}) at {node_source(node)}: writes a value of "
+                               f"data-dependent size {', '.join(sorted(map(str, free)))} that mlir_sym cannot count")
+    j = next(k for k, i in enumerate(indices) if i is not None)
+    accumulate = bool(_arg(node, 3, "accumulate", False))
+    new = splice(node, _bind(_masked_write, j=j, accumulate=accumulate), [x, indices[j], v], node)
+    node.replace_all_uses_with(new)
+    node.graph.erase_node(node)
+
+
+def rewrite_masked_writes(gm: fx.GraphModule) -> fx.GraphModule:
+    """`gm` with each write through a boolean mask of a value whose data-dependent rows come from the
+    graph's inputs (a backward graph: the gradient of x[m]) rewritten as a gather and a where (see
+    _masked_write); `gm` itself when there is none. Writes of a same-mask selection are left to
+    sym-mask-to-where."""
+    shape_env = find_shape_env(gm)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    inputs = _input_symbols(placeholders, shape_env)
+    if not inputs or not any(_masked_write_of_rows(n, shape_env)
+                             and _val_symbols(n.args[2].meta.get("val"), shape_env) <= inputs for n in gm.graph.nodes):
+        return gm
+    graph = fx.Graph(owning_module=gm)
+    graph.output(graph.graph_copy(gm.graph, {}))
+    splice = _Splicer(graph, _fake_mode(gm))
+    for node in list(graph.nodes):
+        if _masked_write_of_rows(node, shape_env) and _val_symbols(node.args[2].meta.get("val"), shape_env) <= inputs:
+            _rewrite_masked_write(node, splice, shape_env, inputs)
+    graph.eliminate_dead_code()
+    graph.lint()
+    return fx.GraphModule(gm, graph)
 
 
 def _slice_counter(node: fx.Node, s: sympy.Symbol, size: Any, symbol_input, shape_env,
@@ -658,6 +747,7 @@ def compile_graph(gm: fx.GraphModule, compile_fn: Callable, **kwargs: Any):
     """`compile_fn(gm, **kwargs)`, or the count/fill path where a data-dependent size needs it: up front
     when one escapes (or comes from an op with no where form), else when sym-mask-to-where reports a
     selection it cannot turn into a where."""
+    gm = rewrite_masked_writes(gm)
     if wanted(gm):
         return compile_count_fill(gm, compile_fn, **kwargs)
     from mlir_sym.capture import UnsupportedOpError

@@ -170,6 +170,14 @@ def selected_cumsum(x, mask):
     return x[mask].cumsum(0)
 
 
+def selected_tokens_mlp(x, mask, w):
+    """Token pruning / routing: only the selected tokens go through a layer, written back in place
+    (`out[mask] = layer(x[mask])`: a matmul has no where form)."""
+    out = x.clone()
+    out[mask] = torch.relu(x[mask] @ w)
+    return out
+
+
 def nonzero_of_selection(x, mask):
     """Positions of the positive entries among the selected ones: a count over a data-dependent size
     (two count phases)."""
@@ -198,6 +206,8 @@ CASES = [
                        torch.tensor({"random": 0.5, "all": -1.0, "none": 2.0}[k]))),
     Case("checked_trim", checked_trim, lambda n, k: (_randn(3, n, 2, n=n, kind=k), _lengths(3, n, k))),
     Case("selected_cumsum", selected_cumsum, lambda n, k: (_randn(n, n=n, kind=k), _mask((n,), n, k))),
+    Case("selected_tokens_mlp", selected_tokens_mlp,
+         lambda n, k: (_randn(2, n, 4, n=n, kind=k), _mask((2, n), n, k), _randn(4, 4, n=n, kind=k, salt=2))),
     Case("nonzero_of_selection", nonzero_of_selection,
          lambda n, k: (_randn(n, n=n, kind=k), _mask((n,), n, k)), phases=2),
 ]
@@ -337,3 +347,49 @@ def test_without_dynamo_settings_graph_breaks():
         args = BY_NAME["ragged_pack"].inputs(8, "random")
         torch.testing.assert_close(_call(compiled, args), _call(ragged_pack, args))
     assert torch._dynamo.utils.counters["graph_break"], "expected Dynamo to break the graph"
+
+
+@pytest.mark.parametrize("reduce", [True, False], ids=["reduced", "returned"])
+def test_training_through_selection(reduce):
+    """Forward and backward through `x[mask]`: the forward saves data-dependent tensors for the backward
+    (count/fill), the backward scatters the gradient back; each compiles once, gradients match eager."""
+
+    def f(x, mask):
+        y = x[mask] * 2
+        return y.sum() if reduce else y
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (6, 11, 19):
+        for kind in KINDS:
+            x = _randn(n, 3, n=n, kind=kind)
+            mask = _mask((n,), n, kind)
+            a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+            got, expected = compiled(a, mask), f(b, mask)
+            torch.testing.assert_close(got, expected)
+            got.sum().backward()
+            expected.sum().backward()
+            torch.testing.assert_close(a.grad, b.grad, msg=lambda m: f"size {n}, {kind}: {m}")
+    assert backend.stats.compiles == 2  # forward + backward
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+    assert not torch._dynamo.utils.counters["graph_break"]
+
+
+def test_write_of_wrong_row_count_raises():
+    """`out[m1] = y[m2]` with fewer values than selected elements: eager raises a RuntimeError (shape
+    mismatch), so does the compiled code (the gather's bounds check), never a read out of bounds."""
+
+    def f(x, m1, m2, w):
+        out = x.clone()
+        out[m1] = x[m2] @ w
+        return out
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    x, w = torch.randn(8, 3), torch.randn(3, 3)
+    m = torch.rand(8) > 0.5
+    torch.testing.assert_close(compiled(x, m, m.clone(), w), f(x, m, m.clone(), w))
+    m1, m2 = torch.ones(8, dtype=torch.bool), torch.zeros(8, dtype=torch.bool)
+    with pytest.raises(RuntimeError):
+        f(x, m1, m2, w)
+    with pytest.raises(RuntimeError, match="index must be"):
+        compiled(x, m1, m2, w)
+    assert backend.stats.compiles == 1
