@@ -5,6 +5,27 @@ decompositions) turns it into an aten graph, which `capture.compile_graph` compi
 that serves every size in range. Artifacts are cached per graph (structure + symbolic input shapes +
 guards), so the same graph seen again (another frame, another module instance) is not recompiled.
 
+Dynamo settings for data-dependent sizes. Two of Dynamo's options decide whether code whose sizes
+depend on the data reaches a backend at all; mlir_sym compiles it when they are on, and does not turn
+them on itself:
+
+  torch._dynamo.config.capture_dynamic_output_shape_ops = True
+      nonzero, x[mask], masked_select, unique, unique_consecutive, repeat_interleave(repeats): ops
+      whose output size is data-dependent stay in the graph, their size an unbacked symbol (u0);
+  torch._dynamo.config.capture_scalar_outputs = True
+      .item() stays in the graph as an unbacked value (sizes taken from data: x[:n.item()],
+      torch.arange(n.item()); torch._check/_check_is_size on it become runtime asserts).
+
+  (or scoped: `with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True,
+  capture_scalar_outputs=True): ...`). Why they are needed: with Dynamo's defaults each such op is
+  a graph break, for every backend: Dynamo runs the op eagerly between compiled graphs (results stay
+  correct: test_datadep.py::test_without_dynamo_settings_graph_breaks). Why the backend cannot set them:
+  Dynamo reads them while tracing a frame, before it calls any backend, and a backend that changed
+  them on import would change them for every other backend in the process. With them on,
+  sym-mask-to-where turns masked code whose data-dependent size does not escape into `where`s, and
+  datadep.py compiles the rest in count/fill phases inside one artifact: no graph break, no
+  recompile, no eager fallback (on a GPU, reading the counts back is a synchronization per call).
+
 Config (`mlir_sym.backend.config`, or environment variables):
   fallback_to_eager (MLIR_SYM_FALLBACK=1): a graph we cannot compile runs eagerly, with a warning
       naming the op, instead of raising. Off by default: no silent fallbacks.
