@@ -70,9 +70,12 @@ def is_host_buffer(v: ir.Value) -> bool:
     return op.name == "memref.alloc" and HOST_BUFFER_ATTR in op.attributes
 
 
-def mark_host_buffers(block: ir.Block) -> None:
+def mark_host_buffers(block: ir.Block, fn_blocks: list | None = None) -> None:
     """Small integer buffers that only hold sizes (the shape operand of memref.reshape, built with
-    memref.store of symbol values): the host keeps them as Python lists instead of device memory."""
+    memref.store of symbol values): the host keeps them as Python lists instead of device memory.
+    Their uses may be in any top-level block of the function (`fn_blocks`; the status returns of
+    checks split a function into blocks), never inside loops or launches."""
+    fn_blocks = fn_blocks or [block]
     for child in block.operations:
         o = child.operation
         if o.name != "memref.alloc" or len(o.operands):
@@ -84,7 +87,7 @@ def mark_host_buffers(block: ir.Block) -> None:
         ok, feeds_reshape = True, False
         for use in o.result.uses:
             u = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if u.block != block:
+            if not any(u.block == b for b in fn_blocks):
                 ok = False
             elif u.name == "memref.store" and u.operands[1] == o.result:
                 continue
@@ -125,8 +128,10 @@ class GpuMapParallel(SymPass):
                 continue
             if len(fn.regions[0].blocks) == 0:
                 continue
-            for block in fn.regions[0].blocks:
-                mark_host_buffers(block)
+            blocks = list(fn.regions[0].blocks)
+            for block in blocks:
+                mark_host_buffers(block, blocks)
+            for block in blocks:
                 self._map_block(block, bs)
 
     def _map_block(self, block: ir.Block, bs: int) -> None:

@@ -19,8 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import re
 import sys
 import time
+import dataclasses
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -31,11 +34,12 @@ from mlir_sym.capture import (
     CompileStats, UnsupportedOpError, _assert_msgs, _func, build_artifact, check_supported, torch_to_linalg,
     variant_modules, variant_specs,
 )
+from mlir_sym.codegen import code_cache
 from mlir_sym.codegen import ptx as ptx_codegen
-from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram
+from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram, KernelParam
 from mlir_sym.importer import ImportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import lowered_check_table
-from mlir_sym.pipelines import LoweringError, run_named
+from mlir_sym.pipelines import PIPELINES, LoweringError, run_named
 from mlir_sym.runtime.artifact import Artifact, Variant
 from mlir_sym.runtime.cpu import JitModule, ScalarCall
 
@@ -106,10 +110,52 @@ def _factories_on_cpu(gm: fx.GraphModule):
             n.kwargs = kw
 
 
-def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
-                     device: torch.device, cpu_inputs: Sequence[int] = ()) -> Variant:
-    from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
+@dataclass
+class GpuCode:
+    """One variant's generated code, made on the CPU without touching a GPU: the guard function (LLVM
+    dialect, JIT-compiled on the CPU), the host program, and the kernels' PTX."""
 
+    label: str
+    guards: ir.Module
+    checks: list
+    assert_msgs: list[str]
+    program: HostProgram
+    llvm_ir: list[str]
+    ptx: str
+    aliases: dict[str, str]  # kernel -> the structurally identical kernel whose PTX it runs
+
+
+def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
+    """Lower one variant down to PTX and the host program (everything but loading it on a device).
+    The result is cached on disk by a hash of the imported module, the variant and the compiler
+    (code_cache.py): a second process compiling the same graph skips lowering and PTX."""
+    key = code_cache.key(ig.module.operation.get_asm(enable_debug_info=True), name, sorted(spec.items()),
+                         PIPELINES[PIPELINE], PIPELINES["guards-to-llvm"], ptx_codegen.DEFAULT_ARCH)
+    t0 = time.perf_counter()
+    hit = code_cache.load(key)
+    if hit is not None:
+        with ig.context:
+            code = GpuCode(hit["label"], ir.Module.parse(hit["guards"]), [tuple(c) for c in hit["checks"]],
+                           hit["assert_msgs"], HostProgram(
+                               hit["program"]["source"],
+                               {k: [KernelParam(**p) for p in ps] for k, ps in hit["program"]["kernels"].items()},
+                               hit["program"]["launches"], hit["program"]["library_calls"]),
+                           [], hit["ptx"], hit["aliases"])
+        stats.lower_s += time.perf_counter() - t0
+        stats.extra["code_cache_hits"] = stats.extra.get("code_cache_hits", 0) + 1
+        return code
+    code = _codegen_variant(ig, name, spec, stats)
+    code_cache.store(key, {
+        "label": code.label, "guards": code.guards.operation.get_asm(enable_debug_info=True),
+        "checks": [list(c) for c in code.checks], "assert_msgs": code.assert_msgs,
+        "program": {"source": code.program.source, "launches": code.program.launches,
+                    "library_calls": code.program.library_calls,
+                    "kernels": {k: [dataclasses.asdict(p) for p in ps] for k, ps in code.program.kernels.items()}},
+        "ptx": code.ptx, "aliases": code.aliases})
+    return code
+
+
+def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
     ctx = ig.context
     label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
@@ -125,29 +171,40 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
             if op.operation.name == "sym.symbol":
                 op.operation.erase()
-        program, llvm_ir = lower_compute(compute_mod, name)
+        program, llvm_ir, aliases = lower_compute(compute_mod, name, dedup=True)
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
-    guard_jit = JitModule(guards_mod)
     ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
-    t3 = time.perf_counter()
-    cmod = CudaModule(ptx, program.kernels, device) if program.kernels else _NoKernels(device)
+    stats.extra.setdefault("ptx_s", 0.0)
+    stats.extra["ptx_s"] += time.perf_counter() - t2
+    stats.extra["kernels"] = stats.extra.get("kernels", 0) + len(program.kernels)
+    stats.extra["kernels_compiled"] = stats.extra.get("kernels_compiled", 0) + len(llvm_ir)
+    return GpuCode(label, guards_mod, checks, assert_msgs, program, llvm_ir, ptx, aliases)
+
+
+def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
+                     device: torch.device, cpu_inputs: Sequence[int] = ()) -> Variant:
+    from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
+
+    code = codegen_variant(ig, name, spec, stats)
+    t2 = time.perf_counter()
+    guard_jit = JitModule(code.guards)
+    program = code.program
+    cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
     host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs)
     stats.jit_s += time.perf_counter() - t2
-    stats.extra.setdefault("ptx_s", 0.0)
-    stats.extra["ptx_s"] += t3 - t2
     if ir_log.isEnabledFor(logging.INFO):
-        ir_log.info("graph %s, variant %s: host program\n%s", name, label, program.source)
-        ir_log.info("graph %s, variant %s: PTX\n%s", name, label, ptx)
-    gpu = {"host_source": program.source, "ptx": ptx, "llvm_ir": llvm_ir, "kernels": list(program.kernels),
-           "launch_sites": program.launches, "library_calls": program.library_calls}
+        ir_log.info("graph %s, variant %s: host program\n%s", name, code.label, program.source)
+        ir_log.info("graph %s, variant %s: PTX\n%s", name, code.label, code.ptx)
+    gpu = {"host_source": program.source, "ptx": code.ptx, "llvm_ir": code.llvm_ir, "kernels": list(program.kernels),
+           "launch_sites": program.launches, "library_calls": program.library_calls, "aliases": code.aliases}
     return Variant(
-        name=label,
+        name=code.label,
         guard=ScalarCall(guard_jit, "guards", len(ig.sources)),
         compute=host,
-        checks=checks,
-        assert_msgs=assert_msgs,
-        keepalive={"jit": guard_jit, "ctx": ctx, "module": cmod, "gpu": gpu},
+        checks=code.checks,
+        assert_msgs=code.assert_msgs,
+        keepalive={"jit": guard_jit, "ctx": ig.context, "module": cmod, "gpu": gpu},
     )
 
 
@@ -161,16 +218,32 @@ def gpu_modules(module: ir.Module) -> list:
     return [op for op in module.body.operations if op.operation.name == "gpu.module"]
 
 
-def lower_compute(compute_mod: ir.Module, name: str) -> tuple[HostProgram, list[str]]:
+def lower_compute(compute_mod: ir.Module, name: str, *, dedup: bool = False):
     """After sym-lower-to-nvvm: the host program of function `name` and the kernels' LLVM IR (one text
-    per gpu.module; empty when the graph needs no kernel)."""
+    per gpu.module; empty when the graph needs no kernel). With `dedup`, also a map from each kernel
+    that is structurally identical to an earlier one (same LLVM IR but for its name: the layers of a
+    model) to that kernel, and only the first of each kind is in the LLVM IR list."""
     try:
         program = HostCodegen(_func(compute_mod, name)).build("host")
     except HostCodegenError as e:
         raise UnsupportedOpError(f"graph {name}: {e}") from None
     mods = gpu_modules(compute_mod)
     llvm_ir = ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
-    return program, llvm_ir
+    if not dedup:
+        return program, llvm_ir
+    unique: list[str] = []
+    first_of: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for mod, text in zip(mods, llvm_ir):
+        kname = ir.StringAttr(mod.operation.attributes["sym_name"]).value
+        shape = re.sub(rf"{re.escape(kname)}(?![0-9])", "__kernel__", text)  # its globals too
+        shape = re.sub(r"^; ModuleID = .*$|^source_filename = .*$", "", shape, flags=re.M)
+        if shape in first_of:
+            aliases[kname] = first_of[shape]
+        else:
+            first_of[shape] = kname
+            unique.append(text)
+    return program, unique, aliases
 
 
 # ---------------------------------------------------------------------------------------------

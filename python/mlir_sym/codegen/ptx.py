@@ -74,14 +74,34 @@ def _fix_special_floats(text: str) -> str:
     decimals by their bits (`f0x3FB504F3`), which llvmlite's IR parser rejects; write them in the
     hexadecimal forms it accepts (double format for float and double, 0xH/0xR for half/bfloat)."""
     text = _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
-    if "f0x" not in text:
-        return text
     out = []
     for line in text.split("\n"):
         if "f0x" in line:
             line = _BITS_RE.sub(lambda m: _hex_literal(m.group(1), line[: m.start()]), line)
+        if "float" in line or "half" in line or "bfloat" in line:
+            line = _DECIMAL_RE.sub(lambda m: _narrow_decimal(m.group(1), line[: m.start()]), line)
         out.append(line)
     return "\n".join(out)
+
+
+# A decimal constant (`4.471500e-02`): LLVM's parser wants float/half constants exactly representable,
+# while the translation prints the shortest decimal that rounds to the value.
+_DECIMAL_RE = re.compile(r"(?<![\w.%@$\"-])([-+]?\d+\.\d+e[-+]\d+)(?![\w.])")
+
+
+def _narrow_decimal(digits: str, before: str) -> str:
+    types = _FLOAT_TYPE_RE.findall(before)
+    if not types or types[-1] == "double":
+        return digits
+    value = float(digits)
+    if types[-1] == "float":
+        (value,) = struct.unpack("<f", struct.pack("<f", value))
+    elif types[-1] == "half":
+        (value,) = struct.unpack("<e", struct.pack("<e", value))
+    else:  # bfloat: the 16 high bits of the float, rounded to nearest even
+        (b,) = struct.unpack("<I", struct.pack("<f", value))
+        return "0xR%04X" % (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF)
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
 def _hex_literal(digits: str, before: str) -> str:
@@ -118,6 +138,18 @@ def find_libdevice() -> str | None:
     except Exception:  # noqa: BLE001 - triton is optional
         pass
     return None
+
+
+def nvptx_available() -> bool:
+    """Whether this llvmlite has the NVPTX target (PTX can be made on this machine, GPU or not)."""
+    try:
+        _init_llvm()
+        import llvmlite.binding as llvm
+
+        llvm.Target.from_triple(TRIPLE)
+        return True
+    except Exception:  # noqa: BLE001 - an llvmlite without NVPTX
+        return False
 
 
 def needs_libdevice(llvm_ir: str | Sequence[str]) -> bool:

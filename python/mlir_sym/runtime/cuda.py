@@ -150,7 +150,9 @@ class Kernel:
 class CudaModule:
     """A PTX module loaded into the device's primary context."""
 
-    def __init__(self, ptx: str, kernels: dict[str, Sequence[KernelParam]], device: torch.device) -> None:
+    def __init__(self, ptx: str, kernels: dict[str, Sequence[KernelParam]], device: torch.device,
+                 aliases: dict[str, str] | None = None) -> None:
+        """`aliases`: kernel -> the structurally identical kernel whose `.entry` it launches."""
         ensure_context(device)
         lib = _driver()
         self.device = device
@@ -166,8 +168,9 @@ class CudaModule:
         self.kernels: dict[str, Kernel] = {}
         for name, params in kernels.items():
             fn = ctypes.c_void_p()
-            _check(lib.cuModuleGetFunction(ctypes.byref(fn), self.handle, name.encode()),
-                   f"cuModuleGetFunction({name})")
+            entry = (aliases or {}).get(name, name)
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), self.handle, entry.encode()),
+                   f"cuModuleGetFunction({entry})")
             self.kernels[name] = Kernel(name, fn.value, params)
 
     def __del__(self) -> None:

@@ -1,0 +1,64 @@
+"""GPU code generation for every e2e case, on the CPU: sym-lower-to-nvvm, the host program and PTX
+(llvmlite's NVPTX backend), with the disk caches off, so every kernel goes through LLVM's parser and
+the NVPTX backend (a constant LLVM cannot parse, a kernel the backend rejects, fail here). Also the
+code cache: a second compilation of the same graph is a cache hit with the same host program and PTX.
+
+    pytest -q test/gpu/test_codegen_cases.py [-k name]
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+
+from cases import CASES, Case
+from mlir_sym.backend import _decompositions
+from mlir_sym.capture import CompileStats, check_supported, variant_specs
+from mlir_sym.codegen import ptx
+from mlir_sym.gpu_compile import codegen_variant
+from mlir_sym.importer import import_graph
+
+pytestmark = pytest.mark.skipif(not ptx.nvptx_available(), reason="llvmlite without the NVPTX target")
+
+
+def _codegen(case: Case) -> list:
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm)
+        check_supported(ig)
+        for spec in variant_specs(ig, (), False):
+            codes.append(codegen_variant(ig, "main", spec, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    fn = case.build()
+    with torch.no_grad():
+        torch.compile(fn, backend=be, dynamic=True)(*case.inputs(case.sizes[0]))
+    return codes
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
+def test_ptx_for_case(case: Case, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    codes = _codegen(case)
+    assert codes
+    for code in codes:
+        for kernel in code.program.kernels:
+            entry = code.aliases.get(kernel, kernel)
+            assert f".entry {entry}(" in code.ptx, kernel
+        assert ("def host(" in code.program.source)
+
+
+def test_code_cache_second_compile_hits(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    case = next(c for c in CASES if c.name == "softmax_logsoftmax")
+    first = _codegen(case)
+    assert list((tmp_path / "code").glob("*.json"))
+    again = _codegen(case)
+    assert [c.ptx for c in again] == [c.ptx for c in first]
+    assert [c.program.source for c in again] == [c.program.source for c in first]
+    assert not again[0].llvm_ir  # not lowered again: from the cache
