@@ -7,7 +7,9 @@ with zero, the fill goes and the call is `@__sym_matmul_init_<n>` (C = A*B). The
 declaration tagged `sym.library_call` with its kind, one per kind and signature; the GPU runtime maps
 the name to torch.mm / addmm_ (bmm / baddbmm_ for batches) on the same buffers. Matmuls on tensors,
 with mixed or non-float element types, or with explicit non-default indexing maps (transposed
-operands) are left to the loop lowering.
+operands) are left to the loop lowering. An operand that a `linalg.transpose` of a function argument
+fills just for the matmul (nn.Linear's `weight.t()`) becomes a `memref.transpose` view of the
+argument: no copy kernel per call, cuBLAS reads it transposed.
 
 Before:
   linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
+from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.passes.registry import SymPass, register
 
@@ -72,6 +75,8 @@ class GpuLibraryCalls(SymPass):
     def _replace(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
         kind = _LIBRARY_OPS[o.name]
         a, b, c = list(o.operands)
+        self._dead: list[ir.Operation] = []
+        a, b = self._untranspose(o, a), self._untranspose(o, b)
         init = prev is not None and prev.name == "linalg.fill" and len(prev.operands) == 2 \
             and prev.operands[1] == c and _is_zero(prev.operands[0])
         if init:
@@ -88,7 +93,48 @@ class GpuLibraryCalls(SymPass):
         with ir.InsertionPoint(o), o.location:
             func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), [a, b, c])
         o.erase()
+        for dead in self._dead:
+            dead.erase()
         self.bump("library-calls")
+
+
+    def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:
+        """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
+        function argument fills (nn.Linear's weight.t()), a transposed view of that argument: cuBLAS
+        reads it transposed, and the copy kernel and its buffer go."""
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return v
+        alloc = owner.operation if hasattr(owner, "operation") else owner
+        if alloc.name != "memref.alloc":
+            return v
+        uses = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+        tr = [u for u in uses if u.name == "linalg.transpose"]
+        if len(uses) != 2 or len(tr) != 1 or not any(u == mm for u in uses):
+            return v
+        tr = tr[0]
+        src = tr.operands[0]
+        if not (tr.operands[1] == v) or not isinstance(src.owner, ir.Block) or tr.block != mm.block:
+            return v  # only function arguments: nothing writes them between the copy and the call
+        perm = list(ir.DenseI64ArrayAttr(tr.attributes["permutation"]))
+        rank = len(perm)
+        if perm != list(range(rank - 2)) + [rank - 1, rank - 2]:
+            return v
+        st = ir.MemRefType(src.type)
+        try:
+            strides, offset = st.get_strides_and_offset()
+        except Exception:  # noqa: BLE001 - not strided
+            return v
+        shape = [st.shape[p] for p in perm]
+        layout = ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm])
+        view_t = ir.MemRefType.get(shape, st.element_type, layout)
+        pmap = ir.AffineMap.get_permutation(perm)
+        with ir.InsertionPoint(mm), mm.location:
+            view = memref_d.TransposeOp(view_t, src, ir.AffineMapAttr.get(pmap)).result
+        tr.erase()
+        self._dead.append(alloc)  # erased once the matmul that reads it is gone
+        self.bump("transposes-folded")
+        return view
 
 
 def _is_zero(v: ir.Value) -> bool:

@@ -47,7 +47,7 @@ from mlir_sym.passes.registry import SymPass, located_error, register
 # hoisted above device work they do not depend on.
 PURE_HOST_OPS = {
     "memref.dim", "memref.alloc", "memref.alloca", "memref.cast", "memref.subview", "memref.expand_shape",
-    "memref.collapse_shape", "memref.reinterpret_cast", "memref.reshape", "ub.poison",
+    "memref.collapse_shape", "memref.reinterpret_cast", "memref.reshape", "memref.transpose", "ub.poison",
 }
 # Host ops that touch buffers or the control flow: device work cannot move across them.
 BARRIER_HOST_OPS = {
@@ -609,7 +609,7 @@ def _joins_rows(o: ir.Operation, rows: list) -> bool:
 
 
 _VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast",
-             "memref.reinterpret_cast", "memref.reshape")
+             "memref.reinterpret_cast", "memref.reshape", "memref.transpose")
 
 
 def _root(mem: ir.Value) -> ir.Value:

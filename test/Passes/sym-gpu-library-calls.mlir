@@ -125,3 +125,37 @@ func.func @no_rewrite_when_indexing_maps_are_not_the_default(%a: memref<?x?xf32>
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// nn.Linear's weight.t(): a buffer filled by a transpose of a function argument only for the matmul
+// becomes a transposed view of the argument (no copy per call; cuBLAS reads it transposed).
+// CHECK-LABEL: func.func @linear_weight_transposed
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.alloc() {{.*}} : memref<16x8xf32>
+// CHECK:         %[[T:.*]] = memref.transpose %arg1 (d0, d1) -> (d1, d0) : memref<8x16xf32> to memref<16x8xf32, strided<[1, 16]>>
+// CHECK:         call @__sym_matmul_init_{{[0-9]+}}(%arg0, %[[T]], %arg2) : (memref<?x16xf32>, memref<16x8xf32, strided<[1, 16]>>, memref<?x8xf32>) -> ()
+func.func @linear_weight_transposed(%x: memref<?x16xf32>, %w: memref<8x16xf32>, %y: memref<?x8xf32>) -> i32 {
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<16x8xf32>
+  linalg.transpose ins(%w : memref<8x16xf32>) outs(%wt : memref<16x8xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x8xf32>)
+  linalg.matmul ins(%x, %wt : memref<?x16xf32>, memref<16x8xf32>) outs(%y : memref<?x8xf32>)
+  return %ok : i32
+}
+
+// -----
+
+// The transposed buffer is read by something else too: the copy stays.
+// CHECK-LABEL: func.func @no_rewrite_when_transpose_has_other_readers
+// CHECK:         linalg.transpose
+// CHECK:         call @__sym_matmul
+func.func @no_rewrite_when_transpose_has_other_readers(%x: memref<?x16xf32>, %w: memref<8x16xf32>, %y: memref<?x8xf32>, %z: memref<16x8xf32>) -> i32 {
+  %ok = arith.constant 0 : i32
+  %wt = memref.alloc() : memref<16x8xf32>
+  linalg.transpose ins(%w : memref<8x16xf32>) outs(%wt : memref<16x8xf32>) permutation = [1, 0]
+  linalg.matmul ins(%x, %wt : memref<?x16xf32>, memref<16x8xf32>) outs(%y : memref<?x8xf32>)
+  memref.copy %wt, %z : memref<16x8xf32> to memref<16x8xf32>
+  return %ok : i32
+}

@@ -106,3 +106,22 @@ def test_bf16_kernel_parameter_bits():
 
     for v in (1.0, 3.14159, -2.5e-3, 1e38, float("inf"), 65504.0):
         assert Runtime.bf16_bits(v) == torch.tensor(v, dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
+
+
+def test_library_matmul_reads_transposed_views():
+    """sym-gpu-library-calls passes nn.Linear's weight as a transposed view: the runtime's matmuls
+    (torch.mm / addmm_ / bmm, cuBLAS on the GPU) take it as it is."""
+    import torch
+
+    from mlir_sym.runtime.cuda import Runtime
+
+    x, w = torch.randn(5, 16), torch.randn(8, 16)
+    c = torch.empty(5, 8)
+    Runtime.library_matmul_init(x, w.permute(1, 0), c)
+    torch.testing.assert_close(c, x @ w.t())
+    Runtime.library_matmul(x, w.permute(1, 0), c)
+    torch.testing.assert_close(c, 2 * (x @ w.t()))
+    xb, wb = torch.randn(3, 5, 16), torch.randn(3, 8, 16)
+    cb = torch.empty(3, 5, 8)
+    Runtime.library_batch_matmul_init(xb, wb.permute(0, 2, 1), cb)
+    torch.testing.assert_close(cb, xb @ wb.transpose(1, 2))

@@ -228,6 +228,9 @@ class HostCodegen:
             shape = self._result_shape(op, [self._ref(v) for v in ops[1:]] if name == "memref.expand_shape" else None,
                                        src=r(0), collapse=name == "memref.collapse_shape")
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.view({shape})")
+        elif name == "memref.transpose":
+            perm = [ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(op.attributes["permutation"]).value.results]
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}.permute({perm})")
         elif name == "memref.reinterpret_cast":
             self._reinterpret(op, ind)
         elif name == "gpu.launch_func":
