@@ -1,17 +1,18 @@
 """Data-dependent output sizes, compiled in phases: count, allocate, fill.
 
-`torch.nonzero(x)`, `x[mask]`, `torch.masked_select`, `torch.unique`, `repeat_interleave(repeats)` and
-sizes taken from `.item()` have a size that depends on the data: PyTorch's ShapeEnv names it with an
-unbacked symbol (u0, no hint). sym-mask-to-where removes such sizes where they do not escape (a
-selection that is reduced or written through). Where one does escape (a graph output, or an op with no
-`where` form uses it), this module compiles the graph in phases, all inside one artifact:
+`torch.nonzero(x)`, `x[mask]`, `torch.masked_select`, `torch.unique`, `torch.unique_consecutive`,
+`repeat_interleave(repeats)` and sizes taken from `.item()` have a size that depends on the data:
+PyTorch's ShapeEnv names it with an unbacked symbol (u0, no hint). sym-mask-to-where removes such
+sizes where they do not escape (a selection that is reduced or written through). Where one does escape
+(a graph output, or an op with no `where` form uses it), this module compiles the graph in phases, all
+inside one artifact:
 
   1. count: an FX graph that computes the value of each unbacked symbol as a 0-d int64 tensor, from
      the op's inputs (`nonzero(x)`: `(x != 0).sum()`; `x[m]`: `m.sum()`; `unique`: the number of runs
-     of the sorted values; `repeat_interleave(r)`: `r.sum()`; `t.item()`: `t`). It has only backed
-     sizes (or unbacked ones of an earlier phase: chained selections count in several phases) and
-     is compiled like any graph. Sizes of an op over unbacked inputs (the length of `x[:n]`) are
-     computed from the symbol values in Python.
+     of the sorted values (sym-sort-to-merge); `repeat_interleave(r)`: `r.sum()`; `t.item()`: `t`).
+     It has only backed sizes (or unbacked ones of an earlier phase: chained selections count in
+     several phases) and is compiled like any graph. Sizes of an op over unbacked inputs (the
+     length of `x[:n]`) are computed from the symbol values in Python.
   2. allocate + fill: the original graph, where each unbacked symbol is a trailing SymInt input (so
      the importer declares it as a `sym.symbol` with the `unbacked` attribute and no hint, and its
      range and torch._check facts become `sym.assert`s), and each data-dependent op is decomposed
@@ -19,7 +20,10 @@ selection that is reduced or written through). Where one does escape (a graph ou
      `cumsum(mask) - 1` scattered into `zeros(u + 1, ...)` (row u takes the unselected entries) and
      sliced to `[:u]`; unique from a sort; repeat_interleave from a scatter-add at the run ends and a
      cumsum. The runtime allocates the outputs from the symbol values with torch's allocator, as for
-     every graph.
+     every graph. A write through a mask of a value with one row per selected element
+     (`out[m] = layer(x[m])`, the backward of `x[m]`) becomes a bounds-checked gather and a where
+     (in every graph, the backward's too). Every scatter gets one extra update into the trash row:
+     torch-mlir sizes index_put's updates as max(n, 1) and reads out of bounds for n = 0.
 
 The runtime (runtime/artifact.py, `CountFillArtifact`) runs the count phases, reads the counts (on a GPU
 that is a device-to-host copy: a synchronization, unavoidable when an output's size depends on the
@@ -200,7 +204,8 @@ def _masked_write(x: torch.Tensor, m: torch.Tensor, v: torch.Tensor, j: int, acc
     inner = 1
     for d in xf.shape[1:]:
         inner = inner * d
-    vpad = torch.cat([vf, torch.zeros((1,) + tuple(vf.shape[1:]), dtype=x.dtype, device=x.device)]).reshape(u + 1, inner)
+    pad = torch.zeros((1,) + tuple(vf.shape[1:]), dtype=x.dtype, device=x.device)
+    vpad = torch.cat([vf, pad]).reshape(u + 1, inner)
     mf = m.reshape(-1)
     idx = torch.where(mf, torch.cumsum(mf.to(torch.int64), 0) - 1, u)
     idx = torch.where(mf.sum() != u, u + 1, idx)
@@ -375,11 +380,12 @@ def _escaping_symbols(gm: fx.GraphModule, shape_env) -> set[sympy.Symbol]:
 
 
 def wanted(gm: fx.GraphModule) -> bool:
-    """True when `gm` needs the count/fill path: an unbacked size escapes as an output size (or a SymInt
-    output), or an op that sym-mask-to-where has no where form for makes one."""
+    """True when `gm` needs the count/fill path: an unbacked size that no input carries escapes as an
+    output size (or a SymInt output), or an op that sym-mask-to-where has no where form for makes one."""
     shape_env = find_shape_env(gm)
-    if _escaping_symbols(gm, shape_env):
-        return True
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if _escaping_symbols(gm, shape_env) - _input_symbols(placeholders, shape_env):
+        return True  # (a size the inputs carry, like a backward graph's u0, is no count)
     return any(n.op == "call_function" and str(n.target) in NO_WHERE_FORM and _val_symbols(n.meta.get("val"), shape_env)
                for n in gm.graph.nodes)
 
@@ -538,7 +544,8 @@ def plan(gm: fx.GraphModule) -> Plan:
         free = _val_symbols(node.meta.get("val"), shape_env) - set(counters) - inputs
         if free and node.op != "output":
             raise UnsupportedGraph(f"{node.target} ({node.name}) at {node_source(node)}: data-dependent size "
-                                   f"{', '.join(sorted(map(str, free)))} that mlir_sym cannot compute before the graph runs")
+                                   f"{', '.join(sorted(map(str, free)))} that mlir_sym cannot compute before the "
+                                   f"graph runs")
     _assign_phases(counters, graph, shape_env)
     phases = []
     for r in range(1, max((c.phase for c in counters.values()), default=0) + 1):

@@ -296,13 +296,15 @@ def test_check_failure_raises_like_eager(bad):
     condition and the user's line; the artifact keeps serving valid inputs."""
     compiled = torch.compile(checked_trim, backend="mlir_sym", dynamic=True)
     x = torch.randn(3, 8, 2)
-    torch.testing.assert_close(_call(compiled, (x, torch.tensor([3, 5, 1]))), _call(checked_trim, (x, torch.tensor([3, 5, 1]))))
+    good = (x, torch.tensor([3, 5, 1]))
+    torch.testing.assert_close(_call(compiled, good), _call(checked_trim, good))
     with pytest.raises(RuntimeError):
         checked_trim(x, torch.tensor(bad))
     with pytest.raises(SymAssertionError, match=r"u0 (<=|>=) .*test_datadep\.py") as e:
         compiled(x, torch.tensor(bad))
     assert isinstance(e.value, RuntimeError)
-    torch.testing.assert_close(_call(compiled, (x, torch.tensor([8, 0, 2]))), _call(checked_trim, (x, torch.tensor([8, 0, 2]))))
+    full = (x, torch.tensor([8, 0, 2]))
+    torch.testing.assert_close(_call(compiled, full), _call(checked_trim, full))
     assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
 
 
