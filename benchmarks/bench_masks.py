@@ -1,6 +1,9 @@
-"""Masked model code: graph breaks, recompiles and CPU runtime, mlir_sym vs inductor vs eager.
+"""Masked and data-dependent model code: graph breaks, recompiles and CPU runtime, mlir_sym vs
+inductor vs eager.
 
-For each pattern of test/python/test_masks.py (one source of truth), in one run:
+For each pattern of test/python/test_masks.py (masks that sym-mask-to-where turns into `where`) and of
+test/python/test_datadep.py (data-dependent sizes that escape: nonzero, x[mask] returned, unique,
+repeat_interleave, sizes from .item(); compiled in count/fill phases), one source of truth, in one run:
   * breaks(default): graph breaks under Dynamo's default settings (x[mask] has a data-dependent
     size: Dynamo breaks the graph there for every backend);
   * with `capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True` (README, "Dynamo
@@ -12,6 +15,7 @@ For each pattern of test/python/test_masks.py (one source of truth), in one run:
     python benchmarks/bench_masks.py                 # every pattern, mlir_sym and inductor
     python benchmarks/bench_masks.py --quick         # fewer repeats, no inductor
     python benchmarks/bench_masks.py -k masked_sum -k ragged_pack_zero
+    python benchmarks/bench_masks.py --suite datadep  # only the data-dependent patterns
 """
 from __future__ import annotations
 
@@ -29,13 +33,29 @@ from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
 
+import test_datadep as D  # noqa: E402
 import test_masks as T  # noqa: E402
 
 from mlir_sym import backend as msb  # noqa: E402
 
 BENCH_N = {"attention_padding_mask": 256, "top_k_filter": 2048, "label_smoothing_ignore_index": 4096,
-           "image_token_merge": 1024, "ragged_pack_zero": 1024}
+           "image_token_merge": 1024, "ragged_pack_zero": 1024, "selected_tokens_mlp": 2048}
 DEFAULT_N = 8192
+SUITES = {"masks": T, "datadep": D}
+
+
+def _suite(case):
+    return D if isinstance(case, D.Case) else T
+
+
+def _safe_call(case, fn, args):
+    """Call `fn` as the case's suite does; exceptions are returned, not raised (eager raises on some
+    masked patterns, e.g. an empty amax, and so must the compiled code)."""
+    try:
+        out = _suite(case)._call(fn, args)
+    except Exception as e:  # noqa: BLE001
+        return None, e
+    return out if _suite(case) is T else (out, None)
 
 
 def _reset() -> None:
@@ -59,7 +79,7 @@ def default_breaks(case) -> int:
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=False, capture_scalar_outputs=False):
         f = torch.compile(case.fn, backend="eager", dynamic=True)
         for n in case.sizes:
-            T._call(f, case.inputs(n, "random"))
+            _safe_call(case, f, case.inputs(n, "random"))
     return _breaks()
 
 
@@ -71,7 +91,7 @@ def check(case, name: str) -> dict:
         f = torch.compile(case.fn, backend=name, dynamic=True)
         t0 = time.perf_counter()
         try:
-            T.run_case(case, f)
+            _suite(case).run_case(case, f)
         except Exception as e:  # noqa: BLE001 - reported in the table
             text = str(e).splitlines()[0] if str(e) else ""
             out["ok"] = ("exc" if isinstance(e, AssertionError) and "eager raised" in text else
@@ -106,7 +126,7 @@ def runtime(case, name: str | None, repeat: int) -> float | None:
     with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS):
         f = torch.compile(case.fn, backend=name, dynamic=True)
         try:
-            T._call(f, case.inputs(case.sizes[0], "random"))  # compile on a small size: sizes are symbolic
+            _safe_call(case, f, case.inputs(case.sizes[0], "random"))  # compile on a small size: sizes are symbolic
             return timeit(f, args, repeat)
         except Exception:  # noqa: BLE001
             return None
@@ -118,16 +138,19 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats, no inductor")
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--suite", choices=sorted(SUITES), action="append", help="only these suites (default: both)")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
     repeat = a.repeat or (5 if a.quick else 20)
     backends = ["mlir_sym"] + ([] if a.quick or a.no_inductor else ["inductor"])
-    cases = [c for c in T.CASES if not a.k or any(k in c.name for k in a.k)]
+    suites = [SUITES[s] for s in (a.suite or ["masks", "datadep"])]
+    cases = [c for m in suites for c in m.CASES if not a.k or any(k in c.name for k in a.k)]
     torch.set_num_threads(1)  # comparable single-thread timings on a shared machine
 
     rows = []
     for c in cases:
-        row = {"name": c.name, "n": BENCH_N.get(c.name, DEFAULT_N), "default": default_breaks(c)}
+        row = {"name": c.name, "n": BENCH_N.get(c.name, DEFAULT_N), "default": default_breaks(c),
+               "suite": "datadep" if _suite(c) is D else "masks"}
         row["eager_ms"] = runtime(c, None, repeat) * 1e3
         for b in backends:
             row[b] = check(c, b)
@@ -146,16 +169,16 @@ def main() -> None:
     print(f"torch {torch.__version__}, CPU, 1 thread, median of {repeat} calls at size n (random mask). "
           f"'default breaks': graph breaks under Dynamo's default settings (any backend). Per backend, with "
           f"capture_dynamic_output_shape_ops=True and dynamic=True, over sizes {T.CASES[0].sizes} x "
-          f"random/all-true/all-false masks: graph breaks, recompiles, results vs eager (ok; exc: an error of "
+          f"random/all-true/all-false masks (datadep: also full/empty lengths and labels): graph breaks, recompiles, results vs eager (ok; exc: an error of "
           f"another type than eager's; WRONG: values differ; fail: compile or run failed), time (speedup vs eager).")
-    top = f"{'':30s} {'':>5s} {'default':>7s} {'eager':>9s} " + " ".join(f"| {b:^37s}" for b in backends)
-    head = f"{'pattern':30s} {'n':>5s} {'breaks':>7s} {'ms':>9s} " + " ".join(
+    top = f"{'':30s} {'':>7s} {'':>5s} {'default':>7s} {'eager':>9s} " + " ".join(f"| {b:^37s}" for b in backends)
+    head = f"{'pattern':30s} {'suite':>7s} {'n':>5s} {'breaks':>7s} {'ms':>9s} " + " ".join(
         f"| {'breaks':>6s} {'recomp':>6s} {'vs':>5s} {'ms (speedup)':>17s}" for _ in backends)
     print(top)
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['name']:30s} {r['n']:5d} {r['default']:7d} {r['eager_ms']:9.3f} "
+        print(f"{r['name']:30s} {r['suite']:>7s} {r['n']:5d} {r['default']:7d} {r['eager_ms']:9.3f} "
               + " ".join(f"| {cells(r, b)}" for b in backends))
     for r in rows:
         for b in backends:
