@@ -48,6 +48,7 @@ from mlir_sym.passes.registry import SymPass, located_error, register
 PURE_HOST_OPS = {
     "memref.dim", "memref.alloc", "memref.alloca", "memref.cast", "memref.subview", "memref.expand_shape",
     "memref.collapse_shape", "memref.reinterpret_cast", "memref.reshape", "memref.transpose", "ub.poison",
+    "memref.get_global",  # a constant buffer: the runtime puts it on the device once
 }
 # Host ops that touch buffers or the control flow: device work cannot move across them.
 BARRIER_HOST_OPS = {
@@ -1004,6 +1005,8 @@ def _top_in_block(op, block: ir.Block):
     """The ancestor of `op` (or op itself) that sits directly in `block`, or None."""
     o = op.operation if hasattr(op, "operation") else op
     while o is not None:
+        if o.name in ("func.func", "builtin.module", "gpu.module"):
+            return None  # not inside `block` (another block of the function): never past the function
         if o.block == block:
             return o
         parent = o.parent

@@ -139,7 +139,8 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
                            hit["assert_msgs"], HostProgram(
                                hit["program"]["source"],
                                {k: [KernelParam(**p) for p in ps] for k, ps in hit["program"]["kernels"].items()},
-                               hit["program"]["launches"], hit["program"]["library_calls"]),
+                               hit["program"]["launches"], hit["program"]["library_calls"],
+                               hit["program"].get("constants", {})),
                            [], hit["ptx"], hit["aliases"])
         stats.lower_s += time.perf_counter() - t0
         stats.extra["code_cache_hits"] = stats.extra.get("code_cache_hits", 0) + 1
@@ -149,6 +150,7 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
         "label": code.label, "guards": code.guards.operation.get_asm(enable_debug_info=True),
         "checks": [list(c) for c in code.checks], "assert_msgs": code.assert_msgs,
         "program": {"source": code.program.source, "launches": code.program.launches,
+                    "constants": code.program.constants,
                     "library_calls": code.program.library_calls,
                     "kernels": {k: [dataclasses.asdict(p) for p in ps] for k, ps in code.program.kernels.items()}},
         "ptx": code.ptx, "aliases": code.aliases})
@@ -191,7 +193,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     guard_jit = JitModule(code.guards)
     program = code.program
     cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
-    host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs)
+    host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
     stats.jit_s += time.perf_counter() - t2
     if ir_log.isEnabledFor(logging.INFO):
         ir_log.info("graph %s, variant %s: host program\n%s", name, code.label, program.source)

@@ -5,7 +5,7 @@ goes through sym-lower-to-nvvm's mapping (sym-gpu-map-parallel: linearized launc
 and its scalar fallback, block reductions, row groups; matmuls mapped as loop nests instead of cuBLAS
 calls), then sym-gpu-emulate-launches runs each launch as loops over blocks and threads. Every case
 of test/python/cases.py is compiled once with dynamic=True and checked against eager on its sizes,
-as in test/python/test_e2e.py. What this cannot check: the cross-thread combination of block
+as in test/python/test_e2e.py, and so is every data-dependent pattern of test/python/test_datadep.py. What this cannot check: the cross-thread combination of block
 reductions (one thread per block here), PTX, the driver; test_gpu_e2e.py checks those on a GPU.
 
     pytest -q test/gpu/test_emulated_e2e.py [-k name]
@@ -17,6 +17,9 @@ import torch
 
 from cases import CASES, Case
 from mlir_sym import backend
+from test_datadep import CASES as DATADEP_CASES
+from test_datadep import DYNAMO_SETTINGS as DATADEP_SETTINGS
+from test_datadep import run_case as run_datadep_case
 
 
 @pytest.fixture(autouse=True)
@@ -36,4 +39,14 @@ def test_gpu_mapping_emulated(case: Case):
         torch.testing.assert_close(got, expected, atol=case.atol, rtol=case.rtol,
                                    msg=lambda m: f"{case.name}, size {n}: {m}")
     assert backend.stats.compiles == case.graphs
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in DATADEP_CASES])
+def test_gpu_mapping_emulated_data_dependent(case):
+    """The count and fill graphs of the data-dependent patterns (test/python/test_datadep.py), mapped
+    for the GPU and emulated: random, all-true and all-false masks (empty outputs) against eager."""
+    with torch._dynamo.config.patch(**DATADEP_SETTINGS):
+        run_datadep_case(case, torch.compile(case.fn, backend="mlir_sym", dynamic=True))
+    assert backend.stats.compiles == 1
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0

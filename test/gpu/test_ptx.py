@@ -125,3 +125,39 @@ def test_library_matmul_reads_transposed_views():
     cb = torch.empty(3, 5, 8)
     Runtime.library_batch_matmul_init(xb, wb.permute(0, 2, 1), cb)
     torch.testing.assert_close(cb, xb @ wb.transpose(1, 2))
+
+
+CONSTANT_COPY = """
+memref.global "private" constant @__constant_3xi64 : memref<3xi64> = dense<[4, 0, 7]>
+memref.global "private" constant @__splat : memref<2xf32> = dense<1.5>
+func.func @main(%out: memref<3xi64>, %out2: memref<2xf32>) -> i32 {
+  %ok = arith.constant 0 : i32
+  %g = memref.get_global @__constant_3xi64 : memref<3xi64>
+  memref.copy %g, %out : memref<3xi64> to memref<3xi64>
+  %s = memref.get_global @__splat : memref<2xf32>
+  memref.copy %s, %out2 : memref<2xf32> to memref<2xf32>
+  return %ok : i32
+}
+"""
+
+
+def test_host_program_reads_constant_buffers():
+    """A constant buffer (memref.global) read on the host becomes a tensor the runtime puts on the
+    device once (here: the CPU) and the program reads as C_<name>."""
+    import torch
+    from torch_mlir import ir
+
+    from mlir_sym.codegen.host import HostCodegen
+
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(CONSTANT_COPY)
+        fn = next(o for o in module.body.operations if o.operation.name == "func.func")
+        program = HostCodegen(fn).build("host")
+    assert program.constants["__constant_3xi64"] == {"dtype": "int64", "shape": [3], "values": [4, 0, 7]}
+    assert program.constants["__splat"]["values"] == [1.5, 1.5]
+    ns = {"C___constant_3xi64": torch.tensor([4, 0, 7]), "C___splat": torch.tensor([1.5, 1.5])}
+    exec(program.source, ns)  # noqa: S102 - the generated program
+    out, out2 = torch.zeros(3, dtype=torch.int64), torch.zeros(2)
+    assert ns["host"](out, out2) == 0
+    assert out.tolist() == [4, 0, 7] and out2.tolist() == [1.5, 1.5]

@@ -89,6 +89,9 @@ class HostProgram:
     kernels: dict[str, list[KernelParam]]  # kernel name -> parameter plan (one per launch operand)
     launches: int  # static number of launch sites
     library_calls: int
+    # constant buffers (memref.global) the program reads, as `C_<name>`: name -> {"dtype", "shape",
+    # "values" (flat list)}; the runtime puts each on the device once
+    constants: dict[str, dict] = field(default_factory=dict)
 
 
 def _type_kind(t: ir.Type) -> KernelParam:
@@ -119,6 +122,7 @@ class HostCodegen:
         self.kernels: dict[str, list[KernelParam]] = {}
         self.launches = 0
         self.library_calls = 0
+        self.constants: dict[str, dict] = {}
         self._n = 0
 
     # -- values ------------------------------------------------------------------------------
@@ -161,7 +165,42 @@ class HostCodegen:
             out.append("        else:")
             out.append("            raise RuntimeError('bad block')")
         src = "\n".join(out) + "\n"
-        return HostProgram(src, self.kernels, self.launches, self.library_calls)
+        return HostProgram(src, self.kernels, self.launches, self.library_calls, self.constants)
+
+    def _constant(self, op: ir.Operation) -> str:
+        """Record the value of the memref.global that `op` reads; its name."""
+        gname = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        if gname in self.constants:
+            return gname
+        module = self.fn.parent
+        module = module.operation if hasattr(module, "operation") else module
+        glob = next((o.operation for o in module.regions[0].blocks[0].operations
+                     if o.operation.name == "memref.global"
+                     and ir.StringAttr(o.operation.attributes["sym_name"]).value == gname), None)
+        if glob is None or "initial_value" not in glob.attributes or "constant" not in glob.attributes:
+            raise HostCodegenError(f"memref.global @{gname} is not a constant with a value")
+        t = ir.MemRefType(ir.TypeAttr(glob.attributes["type"]).value)
+        attr = glob.attributes["initial_value"]
+        et = str(t.element_type)
+        if et not in ELEMENT_DTYPES:
+            raise HostCodegenError(f"constant @{gname} of element type {et} is not supported by the GPU runtime")
+        n = 1
+        for d in t.shape:
+            n *= d
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            v = dense.get_splat_value()
+            one = ir.FloatAttr(v).value if isinstance(v, ir.FloatAttr) or et.startswith(("f", "bf")) else ir.IntegerAttr(v).value
+            values = [one] * n
+        else:
+            import numpy as np
+
+            cls = ir.DenseFPElementsAttr if et.startswith(("f", "bf")) else ir.DenseIntElementsAttr
+            values = np.array(cls(attr)).reshape(-1).tolist()
+        if et == "i1":
+            values = [bool(x) for x in values]
+        self.constants[gname] = {"dtype": ELEMENT_DTYPES[et], "shape": list(t.shape), "values": values}
+        return gname
 
     def _emit(self, indent: str, line: str) -> None:
         self.lines.append(indent + line)
@@ -228,6 +267,8 @@ class HostCodegen:
             shape = self._result_shape(op, [self._ref(v) for v in ops[1:]] if name == "memref.expand_shape" else None,
                                        src=r(0), collapse=name == "memref.collapse_shape")
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.view({shape})")
+        elif name == "memref.get_global":
+            self._emit(ind, f"{self._new(op.result)} = C_{_ident(self._constant(op))}")
         elif name == "memref.transpose":
             perm = [ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(op.attributes["permutation"]).value.results]
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.permute({perm})")

@@ -307,8 +307,11 @@ class HostCall:
     Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
 
     def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime,
-                 cpu_inputs: Sequence[int] = ()) -> None:
+                 cpu_inputs: Sequence[int] = (), constants: dict[str, dict] | None = None) -> None:
         ns: dict[str, Any] = {"rt": runtime, "math": math}
+        for name, c in (constants or {}).items():  # put on the device once, read by every call
+            t = torch.tensor(c["values"], dtype=getattr(torch, c["dtype"])).reshape(c["shape"])
+            ns["C_" + "".join(ch if ch.isalnum() else "_" for ch in name)] = t.to(runtime.device)
         for name, k in module.kernels.items():
             ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
         exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen
