@@ -219,6 +219,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
 
     try:
         fx_rewrites.op_aliases(graph)
+        fx_rewrites.var_mean_in_float(graph)
+        fx_rewrites.widen_half_reductions(graph)
         fx_rewrites.splits_to_slices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
