@@ -158,3 +158,17 @@ def test_launch_error_names_kernel():
     nargs = sum(3 + 2 * p.rank if p.kind == "memref" else 1 for p in k.params)
     with pytest.raises(KernelLaunchError, match=rf"{name}.*block \(4096, 1, 1\)"):
         rt.launch(k, 1, 1, 1, 4096, 1, 1, 0, (0,) * nargs)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("fn", __import__("test_half").FNS, ids=lambda f: f.__name__.strip("_"))
+def test_half_precision_on_gpu(fn, dtype):
+    """bf16/f16 reductions, softmax, norms on the GPU (float32 accumulation, 128-bit path) vs eager CUDA."""
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for m, n in [(3, 4096), (5, 300), (2, 8), (64, 1024)]:
+        x = torch.randn(m, n, device=DEV).to(dtype)
+        torch.testing.assert_close(compiled(x), fn(x), msg=lambda s: f"{fn.__name__} [{m}, {n}] {dtype}: {s}")
+    assert backend.stats.compiles == 1
+    x = torch.ones(2, 4096, device=DEV, dtype=dtype)
+    if fn.__name__ == "_rowsum":
+        assert compiled(x).tolist() == [4096.0, 4096.0]
