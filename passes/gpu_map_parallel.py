@@ -18,6 +18,9 @@ one vector.load/vector.store per buffer, under a uniform runtime check (innermos
 the width; every vector buffer's address, offset and outer strides aligned to a whole vector; unit
 innermost stride); otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
 
+Reductions and the loops of row groups take the same 128-bit path (vector loads of 16 bytes per
+thread and step) under the same kind of runtime check.
+
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
 elementwise nests whose leading dims are the rows: softmax's max / sum of exp / normalize, layer
 norm's mean / variance / normalize) become one launch with a block per row; the nests run in order
@@ -252,45 +255,75 @@ class GpuMapParallel(SymPass):
     def _emit_reduction(self, m: "_Reduction", par_ivs: list, tx: ir.Value, bdim: ir.Value,
                         init: ir.Value | None, before: ir.Operation) -> None:
         """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
-        combines every bdim-th element (`ept` loads in flight per step), then gpu.all_reduce, then
+        combines every bdim-th element (`ept` loads in flight per step; with 128-bit loads when the
+        innermost reduced length and the buffers allow, a runtime split), then gpu.all_reduce, then
         thread 0 combines with the accumulator and stores. The nest's ops move into the launch."""
         root = m.parallel if m.parallel is not None else m.fors[0]
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
+        if m.parallel is not None:
+            for arg, iv in zip(m.parallel.regions[0].blocks[0].arguments, par_ivs):
+                arg.replace_all_uses_with(iv)
+        for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]
+        red_blocks = [f.regions[0].blocks[0] for f in m.fors]
+        plan = _vector_plan(for_ivs, m.value_ops, red_blocks, need_store=False) if self.vectorize else None
         with ir.InsertionPoint(before), root.location:
             nred = m.red_trips[0]
             for t in m.red_trips[1:]:
                 nred = arith.MulIOp(nred, t).result
             ident = arith.ConstantOp(T, m.identity).result
+        attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
+
+        def comb(a, b):
+            return ir.Operation.create(m.combine.name, results=[T], operands=[a, b], attributes=attrs).results[0]
+
+        def tree(vals):  # fewer dependent steps than a chain
+            while len(vals) > 1:
+                vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+            return vals[0]
+
+        def scalar_partial() -> ir.Value:
             U = self.ept  # elements per thread and iteration: their loads are in flight together
             stride = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
             rfor = scf.ForOp(tx, nred, stride, [ident])
-        if m.parallel is not None:
-            for arg, iv in zip(m.parallel.regions[0].blocks[0].arguments, par_ivs):
-                arg.replace_all_uses_with(iv)
-        for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]
-        with ir.InsertionPoint(rfor.body), root.location:
-            iv = rfor.induction_variable
-            vals = []
-            for u in range(U):
-                lin = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(bdim, arith.ConstantOp(idx, u).result).result).result
-                ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, nred).result if u else None
-                safe = arith.SelectOp(ok, lin, iv).result if u else lin
-                mapping = dict(zip(for_ivs, _delinearize(safe, m.red_trips)))
-                for o in m.value_ops:
-                    _clone_mapped(o, mapping)
-                v = mapping.get(m.value, m.value)
-                vals.append(arith.SelectOp(ok, v, ident).result if u else v)
-            attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
+            with ir.InsertionPoint(rfor.body):
+                iv = rfor.induction_variable
+                vals = []
+                for u in range(U):
+                    lin = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(bdim, arith.ConstantOp(idx, u).result).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, nred).result if u else None
+                    safe = arith.SelectOp(ok, lin, iv).result if u else lin
+                    mapping = dict(zip(for_ivs, _delinearize(safe, m.red_trips)))
+                    for o in m.value_ops:
+                        _clone_mapped(o, mapping)
+                    v = mapping.get(m.value, m.value)
+                    vals.append(arith.SelectOp(ok, v, ident).result if u else v)
+                scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
+            return rfor.results[0]
 
-            def comb(a, b):
-                return ir.Operation.create(m.combine.name, results=[T], operands=[a, b], attributes=attrs).results[0]
+        def vector_partial() -> ir.Value:
+            W = arith.ConstantOp(idx, plan.width).result
+            start = arith.MulIOp(tx, W).result
+            rfor = scf.ForOp(start, nred, arith.MulIOp(bdim, W).result, [ident])
+            with ir.InsertionPoint(rfor.body):
+                lanes = _emit_vector_body(plan, for_ivs, m.value_ops, _delinearize(rfor.induction_variable, m.red_trips))
+                vals = [lane.get(m.value, m.value) for lane in lanes]
+                scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
+            return rfor.results[0]
 
-            while len(vals) > 1:  # a tree: fewer dependent steps
-                vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
-            scf.YieldOp([comb(rfor.inner_iter_args[0], vals[0])])
         with ir.InsertionPoint(before), root.location:
-            total = gpu.AllReduceOp(rfor.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
+            if plan is None:
+                partial = scalar_partial()
+            else:
+                split = scf.IfOp(_vector_ok(plan, m.red_trips[-1]), [T], has_else=True)
+                with ir.InsertionPoint(split.then_block):
+                    scf.YieldOp([vector_partial()])
+                with ir.InsertionPoint(split.else_block):
+                    scf.YieldOp([scalar_partial()])
+                partial = split.results[0]
+                self.bump("vectorized-reductions")
+        with ir.InsertionPoint(before), root.location:
+            total = gpu.AllReduceOp(partial, op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
                                     uniform=True).result
             zero = arith.ConstantOp(idx, 0).result
             first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result
@@ -355,7 +388,8 @@ class GpuMapParallel(SymPass):
 
     def _emit_row_parallel(self, p: ir.Operation, row_ivs: list, k: int, tx, bdim, before) -> None:
         """The elements of one row of parallel nest `p` (its first `k` dims are the rows), spread over
-        the block's threads, `ept` per step with their loads in flight together."""
+        the block's threads, `ept` per step with their loads in flight together, or 16 bytes per
+        thread and access when the row length and the buffers allow (a runtime split)."""
         idx = ir.IndexType.get()
         pv = p.opview
         inner = list(pv.upperBound)[k:]
@@ -363,38 +397,58 @@ class GpuMapParallel(SymPass):
         body_ops = [c.operation for c in pbody.operations if c.operation.name != "scf.reduce"]
         args = list(pbody.arguments)
         U = self.ept if all(_unrollable(o) for o in body_ops) else 1
+        plan = _vector_plan(args, body_ops, [pbody]) if self.vectorize and inner and U > 1 else None
         with ir.InsertionPoint(before), p.location:
             c1 = arith.ConstantOp(idx, 1).result
             ninner = c1
             for t in inner:
                 ninner = t if ninner is c1 else arith.MulIOp(ninner, t).result
+
+        def scalar_loop() -> None:
             step = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
             loop = scf.ForOp(tx, ninner, step)
-        with ir.InsertionPoint(loop.body), p.location:
-            y = scf.YieldOp([])
+            with ir.InsertionPoint(loop.body):
+                y = scf.YieldOp([])
+            stores: list = []
+            with ir.InsertionPoint(y):
+                zero = arith.ConstantOp(idx, 0).result
+                for j in range(U):
+                    e = loop.induction_variable if j == 0 else arith.AddIOp(
+                        loop.induction_variable, arith.MulIOp(bdim, arith.ConstantOp(idx, j).result).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, e, ninner).result
+                    safe = arith.SelectOp(ok, e, zero).result if j else e
+                    mapping = dict(zip(args, row_ivs + _delinearize(safe, inner)))
+                    for o in body_ops:
+                        if o.name == "memref.store" and U > 1:
+                            stores.append((ok, o, mapping))
+                            continue
+                        _clone_mapped(o, mapping)
+                for ok, o, mapping in stores:
+                    ifop = scf.IfOp(ok)
+                    with ir.InsertionPoint(ifop.then_block):
+                        _clone_mapped(o, mapping)
+                        scf.YieldOp([])
 
-        def ivs_of(e):
-            return row_ivs + _delinearize(e, inner)
+        def vector_loop() -> None:
+            W = arith.ConstantOp(idx, plan.width).result
+            loop = scf.ForOp(arith.MulIOp(tx, W).result, ninner, arith.MulIOp(bdim, W).result)
+            with ir.InsertionPoint(loop.body):
+                y = scf.YieldOp([])
+            with ir.InsertionPoint(y):
+                _emit_vector_body(plan, args, body_ops, row_ivs + _delinearize(loop.induction_variable, inner))
 
-        stores: list = []
-        with ir.InsertionPoint(y), p.location:
-            zero = arith.ConstantOp(idx, 0).result
-            for j in range(U):
-                e = loop.induction_variable if j == 0 else arith.AddIOp(
-                    loop.induction_variable, arith.MulIOp(bdim, arith.ConstantOp(idx, j).result).result).result
-                ok = arith.CmpIOp(arith.CmpIPredicate.ult, e, ninner).result
-                safe = arith.SelectOp(ok, e, zero).result if j else e
-                mapping = dict(zip(args, ivs_of(safe)))
-                for o in body_ops:
-                    if o.name == "memref.store" and U > 1:
-                        stores.append((ok, o, mapping))
-                        continue
-                    _clone_mapped(o, mapping)
-            for ok, o, mapping in stores:
-                ifop = scf.IfOp(ok)
-                with ir.InsertionPoint(ifop.then_block):
-                    _clone_mapped(o, mapping)
+        with ir.InsertionPoint(before), p.location:
+            if plan is None:
+                scalar_loop()
+            else:
+                split = scf.IfOp(_vector_ok(plan, inner[-1]), has_else=True)
+                with ir.InsertionPoint(split.then_block):
+                    vector_loop()
                     scf.YieldOp([])
+                with ir.InsertionPoint(split.else_block):
+                    scalar_loop()
+                    scf.YieldOp([])
+                self.bump("vectorized-row-loops")
         p.erase()
 
     # -- parallel nest -------------------------------------------------------------------------
@@ -410,7 +464,7 @@ class GpuMapParallel(SymPass):
         ept = self.ept if all(_unrollable(o) for o in body_ops) else 1
         vec = None
         if ept > 1 and self.vectorize and all(_const(lb) == 0 for lb in lbs) and all(_const(st) == 1 for st in steps):
-            vec = _vector_plan(pbody, body_ops)
+            vec = _vector_plan(list(pbody.arguments), body_ops, [pbody])
             if vec is not None:
                 ept = vec.width  # 16 bytes per access of the widest element type
         with ir.InsertionPoint(p), p.location:
@@ -476,7 +530,7 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(inrange.then_block), p.location:
                     y2 = scf.YieldOp([])
                 with ir.InsertionPoint(y2), p.location:
-                    _emit_vector_body(vec, pbody, body_ops, delinearize(first))
+                    _emit_vector_body(vec, list(pbody.arguments), body_ops, delinearize(first))
                 with ir.InsertionPoint(ifop.else_block), p.location:
                     y3 = scf.YieldOp([])
                 self._scalar_elements(y3, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
@@ -716,8 +770,9 @@ class _VectorPlan:
 _ITEMSIZE = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "f64": 8, "i64": 8}
 
 
-def _vector_plan(pbody: ir.Block, body_ops: list) -> "_VectorPlan | None":
-    args = list(pbody.arguments)
+def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = True) -> "_VectorPlan | None":
+    """How `body_ops` (in `blocks`, over loop variables `args`, the innermost last) run `width`
+    consecutive innermost elements at once, or None."""
     inner = args[-1]
     vector, uniform, widest = [], [], 0
     for o in body_ops:
@@ -730,7 +785,7 @@ def _vector_plan(pbody: ir.Block, body_ops: list) -> "_VectorPlan | None":
         if et not in _ITEMSIZE:
             return None
         for v in idxs:  # loop variables or values from outside the body, nothing computed per element
-            if not (any(v == a for a in args) or not _defined_in(v, [pbody])):
+            if not (any(v == a for a in args) or not _defined_in(v, blocks)):
                 return None
         uses_inner = [k for k, v in enumerate(idxs) if v == inner]
         if not uses_inner:
@@ -748,7 +803,7 @@ def _vector_plan(pbody: ir.Block, body_ops: list) -> "_VectorPlan | None":
             return None
         vector.append(o)
         widest = max(widest, _ITEMSIZE[et])
-    if not vector or not any(o.name == "memref.store" for o in vector):
+    if not vector or (need_store and not any(o.name == "memref.store" for o in vector)):
         return None
     width = 16 // widest
     return _VectorPlan(width, vector, uniform) if width > 1 else None
@@ -784,13 +839,13 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
     return ok
 
 
-def _emit_vector_body(plan: _VectorPlan, pbody: ir.Block, body_ops: list, ivs: list) -> None:
-    """The body for `plan.width` consecutive elements from `ivs` (the first one's loop variables)."""
+def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list) -> list[dict]:
+    """The body for `plan.width` consecutive elements from `ivs` (the first one's values of the loop
+    variables `args`); returns each lane's value mapping."""
     from torch_mlir.dialects import vector
 
     idx = ir.IndexType.get()
     W = plan.width
-    args = list(pbody.arguments)
     lanes = []
     for j in range(W):
         inner = ivs[-1] if j == 0 else arith.AddIOp(ivs[-1], arith.ConstantOp(idx, j).result).result
@@ -821,6 +876,7 @@ def _emit_vector_body(plan: _VectorPlan, pbody: ir.Block, body_ops: list, ivs: l
         else:
             for lane in lanes:
                 _clone_mapped(o, lane)
+    return lanes
 
 
 def _fill_value(p, out) -> "ir.Value | None":

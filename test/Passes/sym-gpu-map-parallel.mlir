@@ -124,6 +124,16 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // A reduction nest (linalg's parallel-loop form: an scf.for accumulating into out[i]) is one block per
 // output element, 32..256 threads by the row length; each thread strides over the row 4 elements at a
 // time, the block combines with gpu.all_reduce and thread 0 adds the result to out[i].
+// With 128-bit loads (the default): a runtime split between a loop of vector loads (16 bytes per
+// thread and step) and the scalar loop, both yielding the thread's partial value.
+// VEC-LABEL: func.func @row_sum
+// VEC:         %[[P:.*]] = scf.if %{{.*}} -> (f32) {
+// VEC:           scf.for
+// VEC:             vector.load %arg0{{.*}} : memref<?x?xf32>, vector<4xf32>
+// VEC:         } else {
+// VEC:           scf.for
+// VEC:             memref.load %arg0
+// VEC:         gpu.all_reduce add %[[P]] uniform
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
