@@ -280,7 +280,7 @@ def _output_plans(ig: ImportedGraph) -> list[OutputPlan]:
     plans, pos = [], 0
     for o in ig.outputs:
         if o.kind == "tensor":
-            plans.append(OutputPlan("tensor", o.dtype, (pos, pos + len(o.shape))))
+            plans.append(OutputPlan("tensor", o.dtype, (pos, pos + len(o.shape)), device=o.device))
             pos += len(o.shape)
         elif o.kind == "sym":
             plans.append(OutputPlan("sym", index=pos))

@@ -101,6 +101,7 @@ class OutputSpec:
     dtype: torch.dtype | None = None
     expr: Any = None  # for "sym"/"const" outputs; the AliasPlan of an "alias" output
     index: int = -1  # position among the compute function's tensor results
+    device: str | None = None  # tensors: the device type eager gives it (a CUDA graph may return CPU tensors)
 
 
 @dataclass
@@ -240,7 +241,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
                                       expr=aliases[k]))
         elif isinstance(val, torch.Tensor):
             outputs.append(OutputSpec("tensor", tuple(_expr(s, shape_env) for s in val.shape), val.dtype,
-                                      index=len(tensor_outs)))
+                                      index=len(tensor_outs), device=val.device.type))
             tensor_outs.append(o)
         elif isinstance(val, torch.SymInt):
             outputs.append(OutputSpec("sym", expr=_expr(val, shape_env)))

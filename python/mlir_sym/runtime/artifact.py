@@ -41,6 +41,7 @@ class OutputPlan:
     # made after the compute by `replay(base, symbol_values)` (the graph's own view ops).
     base: tuple[str, int] | None = None
     replay: Callable[[torch.Tensor, Sequence[int]], torch.Tensor] | None = None
+    device: str | None = None  # tensor: the device type eager returns it on, when not the artifact's
 
 
 @dataclass
@@ -145,6 +146,8 @@ class Artifact:
             msg = msgs[-rc - 1] if 0 < -rc <= len(msgs) else f"status {rc}"
             raise SymAssertionError(f"runtime check in compiled code failed: {msg}")
         for k, o in enumerate(self.outputs):
+            if o.kind == "tensor" and o.device is not None and o.device != results[k].device.type:
+                results[k] = results[k].to(o.device)  # e.g. torch.arange(n.item()) in a CUDA graph: CPU
             if o.kind == "alias":
                 kind, i = o.base
                 results[k] = o.replay(args[i] if kind == "input" else results[i], symvals)
