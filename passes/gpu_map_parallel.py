@@ -409,25 +409,16 @@ class GpuMapParallel(SymPass):
             loop = scf.ForOp(tx, ninner, step)
             with ir.InsertionPoint(loop.body):
                 y = scf.YieldOp([])
-            stores: list = []
             with ir.InsertionPoint(y):
                 zero = arith.ConstantOp(idx, 0).result
+                elements = []
                 for j in range(U):
                     e = loop.induction_variable if j == 0 else arith.AddIOp(
                         loop.induction_variable, arith.MulIOp(bdim, arith.ConstantOp(idx, j).result).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, e, ninner).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, e, ninner).result if U > 1 else None
                     safe = arith.SelectOp(ok, e, zero).result if j else e
-                    mapping = dict(zip(args, row_ivs + _delinearize(safe, inner)))
-                    for o in body_ops:
-                        if o.name == "memref.store" and U > 1:
-                            stores.append((ok, o, mapping))
-                            continue
-                        _clone_mapped(o, mapping)
-                for ok, o, mapping in stores:
-                    ifop = scf.IfOp(ok)
-                    with ir.InsertionPoint(ifop.then_block):
-                        _clone_mapped(o, mapping)
-                        scf.YieldOp([])
+                    elements.append((ok, dict(zip(args, row_ivs + _delinearize(safe, inner)))))
+                _clone_elements(elements, body_ops)
 
         def vector_loop() -> None:
             W = arith.ConstantOp(idx, plan.width).result
@@ -548,24 +539,15 @@ class GpuMapParallel(SymPass):
         per element; all copies load and compute first (indices clamped into range), then each stores
         under its own bounds check, so the loads of all elements are in flight together."""
         idx = ir.IndexType.get()
-        stores: list = []
         with ir.InsertionPoint(before), loc:
             zero = arith.ConstantOp(idx, 0).result
+            elements = []
             for j in range(ept):
                 lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
                 ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
                 safe = arith.SelectOp(ok, lin, zero).result
-                mapping = {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}
-                for o in body_ops:
-                    if o.name == "memref.store":
-                        stores.append((ok, o, mapping))
-                        continue
-                    _clone_mapped(o, mapping)
-            for ok, o, mapping in stores:
-                ifop = scf.IfOp(ok)
-                with ir.InsertionPoint(ifop.then_block):
-                    _clone_mapped(o, mapping)
-                    scf.YieldOp([])
+                elements.append((ok, {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}))
+            _clone_elements(elements, body_ops)
 
 
 
@@ -735,6 +717,24 @@ def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
                     if not (mem_l == mem_s) or not at_row(idx_s, args_a) or not at_row(idx_l, args_b):
                         return False
     return True
+
+
+def _clone_elements(elements: list, body_ops: list) -> None:
+    """Clone `body_ops` once per element `(ok, mapping)` at the insertion point: every element's loads
+    and arithmetic first, then each element's stores under its own bounds check `ok` (None: none), so
+    the loads of all elements are in flight together."""
+    stores = []
+    for ok, mapping in elements:
+        for o in body_ops:
+            if o.name == "memref.store" and ok is not None:
+                stores.append((ok, o, mapping))
+                continue
+            _clone_mapped(o, mapping)
+    for ok, o, mapping in stores:
+        ifop = scf.IfOp(ok)
+        with ir.InsertionPoint(ifop.then_block):
+            _clone_mapped(o, mapping)
+            scf.YieldOp([])
 
 
 def _clone_mapped(o, mapping: dict) -> None:
