@@ -1,6 +1,6 @@
 """Helpers shared by the passes that work on compute functions (every `func.func` with a body that
 is not the guard function): sym-readonly-inputs, sym-unshare-inits, sym-defer-nested-asserts and
-sym-nested-assert-to-status."""
+sym-nested-assert-to-status, and the GPU passes."""
 from __future__ import annotations
 
 from torch_mlir import ir
@@ -13,3 +13,19 @@ def compute_funcs(module_op: ir.Operation) -> list:
     return [f for f in module_op.regions[0].blocks[0].operations
             if f.operation.name == "func.func" and sym.GUARD_FN_ATTR not in f.operation.attributes
             and len(f.regions[0].blocks) > 0]
+
+
+def constant_value(v: ir.Value) -> int | float | None:
+    """The Python value of a scalar `arith.constant` (integer, index or float), else None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    return None

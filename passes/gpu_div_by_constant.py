@@ -22,23 +22,11 @@ import struct
 from torch_mlir import ir
 from torch_mlir.dialects import arith
 
+from mlir_sym.passes._compute_common import constant_value
 from mlir_sym.passes.registry import SymPass, register
 
 _NORMAL_MIN = {"f32": 2.0 ** -126, "f64": 2.0 ** -1022, "f16": 2.0 ** -14, "bf16": 2.0 ** -126}
 _MAX = {"f32": 3.4028234663852886e38, "f64": 1.7976931348623157e308, "f16": 65504.0, "bf16": 3.3895313892515355e38}
-
-
-def _splat_or_scalar_value(v: ir.Value) -> float | None:
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return None
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if op.name != "arith.constant":
-        return None
-    attr = op.attributes["value"]
-    if isinstance(attr, ir.FloatAttr):
-        return ir.FloatAttr(attr).value
-    return None
 
 
 def _round_to(t: str, x: float) -> float:
@@ -68,8 +56,8 @@ class GpuDivByConstant(SymPass):
         walk(op, op.name == "gpu.module")
         for c in found:
             t = str(c.results[0].type)
-            d = _splat_or_scalar_value(c.operands[1])
-            if t not in _NORMAL_MIN or d is None or d == 0 or not math.isfinite(d):
+            d = constant_value(c.operands[1])
+            if t not in _NORMAL_MIN or not isinstance(d, float) or d == 0 or not math.isfinite(d):
                 continue
             r = _round_to(t, 1.0 / d)
             if not (_NORMAL_MIN[t] <= abs(r) <= _MAX[t]):

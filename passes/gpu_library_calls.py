@@ -26,6 +26,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
+from mlir_sym.passes._compute_common import constant_value
 from mlir_sym.passes.registry import SymPass, register
 
 _LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
@@ -138,15 +139,4 @@ class GpuLibraryCalls(SymPass):
 
 
 def _is_zero(v: ir.Value) -> bool:
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if op.name != "arith.constant":
-        return False
-    attr = op.attributes["value"]
-    if isinstance(attr, ir.FloatAttr):
-        return ir.FloatAttr(attr).value == 0.0
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value == 0
-    return False
+    return constant_value(v) == 0
