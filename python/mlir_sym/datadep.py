@@ -59,7 +59,9 @@ LEFT_BY_MASK_TO_WHERE = "has a result of data-dependent size"
 
 # ---------------------------------------------------------------------------------------------
 # Decompositions: plain torch, traced to aten by make_fx over the graph's fake values. `u` is the size
-# (a SymInt input of the fill graph); nothing here reads data to decide a size.
+# (a SymInt input of the fill graph); nothing here reads data to decide a size. No Python indexing
+# (`t[:u]`, `t[idx]`): on CUDA values its tracing makes a real device tensor among the fake ones;
+# narrow / index_select instead.
 
 
 def _scatter(out: torch.Tensor, idx: torch.Tensor, values: torch.Tensor, trash: Any, accumulate: bool = False
@@ -78,7 +80,7 @@ def _select_rows(x: torch.Tensor, m: torch.Tensor, u: Any) -> torch.Tensor:
     pos = torch.cumsum(m.to(torch.int64), 0) - 1
     idx = torch.where(m, pos, u)
     out = x.new_zeros((u + 1,) + tuple(x.shape[1:]))
-    return _scatter(out, idx, x, u)[:u]
+    return _scatter(out, idx, x, u).narrow(0, 0, u)
 
 
 def _nonzero(x: torch.Tensor, u: Any) -> torch.Tensor:
@@ -125,7 +127,7 @@ def _masked_select_count(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
 def _run_starts(s: torch.Tensor) -> torch.Tensor:
     """For sorted 1-D s: True where a run of equal values starts."""
     i = torch.arange(s.shape[0], device=s.device)
-    prev = s[torch.clamp(i - 1, min=0)]
+    prev = s.index_select(0, torch.clamp(i - 1, min=0))
     return (i == 0) | (s != prev)
 
 
@@ -162,12 +164,12 @@ def _runs(s: torch.Tensor, perm: torch.Tensor | None, x: torch.Tensor, u: Any, i
     if inverse:
         n = group.shape[0]
         inv = group if perm is None else _scatter(torch.zeros((n + 1,), dtype=torch.int64, device=x.device),
-                                                  perm, group, n)[:n]
+                                                  perm, group, n).narrow(0, 0, n)
         inv = inv.reshape(x.shape)
     cnt = empty
     if counts:
         cnt = _scatter(torch.zeros((u + 1,), dtype=torch.int64, device=x.device), group, torch.ones_like(group),
-                       u, accumulate=True)[:u]
+                       u, accumulate=True).narrow(0, 0, u)
     return values, inv, cnt
 
 
@@ -177,7 +179,7 @@ def _repeat_interleave(r: torch.Tensor, u: Any) -> torch.Tensor:
     ends = torch.cumsum(r, 0)
     hits = _scatter(torch.zeros((u + 1,), dtype=torch.int64, device=r.device), ends,
                     torch.ones_like(ends, dtype=torch.int64), u, accumulate=True)
-    return torch.cumsum(hits[:u], 0).to(r.dtype)
+    return torch.cumsum(hits.narrow(0, 0, u), 0).to(r.dtype)
 
 
 def _repeat_count(r: torch.Tensor) -> torch.Tensor:

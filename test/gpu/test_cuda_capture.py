@@ -28,3 +28,40 @@ def test_cpu_inputs_keep_pytorchs_choice():
     before = _flags()
     with attention_math([torch.empty(2, 3)]):
         assert _flags() == before
+
+
+def _datadep_decompositions():
+    from mlir_sym import datadep as D
+
+    return {
+        "select_rows": lambda x, m, m2, xi: D._select_rows(x, m, 5),
+        "nonzero": lambda x, m, m2, xi: D._nonzero(x, 5),
+        "bool_index": lambda x, m, m2, xi: D._bool_index(x, m, 5, 0),
+        "masked_select": lambda x, m, m2, xi: D._masked_select(x, m2, 5),
+        "masked_select_count": lambda x, m, m2, xi: D._masked_select_count(x, m2),
+        "unique": lambda x, m, m2, xi: D._unique(xi, 5, True, True),
+        "unique_count": lambda x, m, m2, xi: D._unique_count(xi),
+        "unique_consecutive": lambda x, m, m2, xi: D._unique_consecutive(xi, 5, True, True),
+        "repeat_interleave": lambda x, m, m2, xi: D._repeat_interleave(xi, 5),
+        "masked_write": lambda x, m, m2, xi: D._masked_write(x, m, x, 0, True),
+    }
+
+
+def test_data_dependent_decompositions_trace_on_cuda_values():
+    """datadep's decompositions are traced with make_fx over the graph's fake values; on CUDA values
+    nothing may make a real tensor (Python indexing `t[:u]` did: the H100 run failed in aten.copy_ of
+    a real CUDA tensor into a fake one). A CPU-only torch raises if anything allocates on CUDA."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from mlir_sym import datadep
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    with mode:
+        vals = (torch.empty(8, 3, device="cuda"), torch.empty(8, dtype=torch.bool, device="cuda"),
+                torch.empty(8, 3, dtype=torch.bool, device="cuda"), torch.empty(8, dtype=torch.int64, device="cuda"))
+    table = datadep._decompositions()
+    for name, fn in _datadep_decompositions().items():
+        with mode:
+            gm = make_fx(fn, decomposition_table=table, tracing_mode="real")(*vals)
+        assert not [n for n in gm.graph.nodes if n.op == "get_attr"], name
