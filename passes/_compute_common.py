@@ -15,13 +15,18 @@ def compute_funcs(module_op: ir.Operation) -> list:
             and len(f.regions[0].blocks) > 0]
 
 
-def constant_value(v: ir.Value) -> int | float | None:
-    """The Python value of a scalar `arith.constant` (integer, index or float), else None."""
+def defining_op(v: ir.Value) -> ir.Operation | None:
+    """The operation that defines `v`, or None for a block argument."""
     owner = v.owner
     if isinstance(owner, ir.Block):
         return None
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if op.name != "arith.constant":
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def constant_value(v: ir.Value) -> int | float | None:
+    """The Python value of a scalar `arith.constant` (integer, index or float), else None."""
+    op = defining_op(v)
+    if op is None or op.name != "arith.constant":
         return None
     attr = op.attributes["value"]
     if isinstance(attr, ir.FloatAttr):

@@ -26,7 +26,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import constant_value
+from mlir_sym.passes._compute_common import constant_value, defining_op
 from mlir_sym.passes.registry import SymPass, register
 
 _LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
@@ -103,11 +103,8 @@ class GpuLibraryCalls(SymPass):
         """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
         function argument fills (nn.Linear's weight.t()), a transposed view of that argument: cuBLAS
         reads it transposed, and the copy kernel and its buffer go."""
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            return v
-        alloc = owner.operation if hasattr(owner, "operation") else owner
-        if alloc.name != "memref.alloc":
+        alloc = defining_op(v)
+        if alloc is None or alloc.name != "memref.alloc":
             return v
         uses = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
         tr = [u for u in uses if u.name == "linalg.transpose"]

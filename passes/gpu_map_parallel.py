@@ -44,6 +44,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
 from mlir_sym.dialects import sym
+from mlir_sym.passes._compute_common import defining_op
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 # Host ops without side effects on buffers: evaluated by the host program in Python, so they may be
@@ -580,12 +581,6 @@ def _reduction_block_size(m: "_Reduction") -> ir.Value:
     return block
 
 
-def _owner_op(v: ir.Value):
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation if hasattr(owner, "operation") else owner
-
 
 def _size_key(v: ir.Value) -> tuple:
     """A comparable key for a size: equal keys are equal sizes (memref.dim through views and
@@ -593,7 +588,7 @@ def _size_key(v: ir.Value) -> tuple:
     c = _const(v)
     if c is not None:
         return ("c", c)
-    op = _owner_op(v)
+    op = defining_op(v)
     if op is not None and op.name == "memref.dim":
         d = _const(op.operands[1])
         src = op.operands[0]
@@ -606,7 +601,7 @@ def _dim_key(mem: ir.Value, d: int) -> tuple:
     mt = ir.MemRefType(mem.type)
     if mt.shape[d] != ir.ShapedType.get_dynamic_size():
         return ("c", mt.shape[d])
-    op = _owner_op(mem)
+    op = defining_op(mem)
     if op is not None and op.name in ("memref.alloc", "memref.expand_shape"):
         dyn = sum(1 for k in range(d) if mt.shape[k] == ir.ShapedType.get_dynamic_size())
         sizes = list(op.operands) if op.name == "memref.alloc" else list(op.operands)[1:]
@@ -650,10 +645,10 @@ _VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "
 
 
 def _root(mem: ir.Value) -> ir.Value:
-    op = _owner_op(mem)
+    op = defining_op(mem)
     while op is not None and op.name in _VIEW_OPS:
         mem = op.operands[0]
-        op = _owner_op(mem)
+        op = defining_op(mem)
     return mem
 
 

@@ -23,10 +23,10 @@ import torch
 import torch._dynamo
 import torch.nn.functional as F
 
+from mask_inputs import KINDS, seeded
 from mlir_sym import backend
 from mlir_sym.runtime.artifact import CountFillArtifact, SymAssertionError
 
-KINDS = ("random", "all", "none")  # the mask (or lengths): random, all true (full), all false (empty)
 DYNAMO_SETTINGS = dict(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True)
 
 
@@ -42,20 +42,7 @@ class Case:
         return self.name
 
 
-def _g(n: int, kind: str, salt: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(101 * n + 7 * KINDS.index(kind) + salt)
-
-
-def _mask(shape, n: int, kind: str, salt: int = 0) -> torch.Tensor:
-    if kind == "all":
-        return torch.ones(shape, dtype=torch.bool)
-    if kind == "none":
-        return torch.zeros(shape, dtype=torch.bool)
-    return torch.rand(shape, generator=_g(n, kind, salt)) > 0.5
-
-
-def _randn(*shape, n: int, kind: str, salt: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=_g(n, kind, salt + 1))
+_g, _mask, _randn = seeded(101, 7)
 
 
 def _lengths(b: int, n: int, kind: str) -> torch.Tensor:
