@@ -16,10 +16,12 @@ repeat_interleave, sizes from .item(); compiled in count/fill phases), one sourc
     python benchmarks/bench_masks.py --quick         # fewer repeats, no inductor
     python benchmarks/bench_masks.py -k masked_sum -k ragged_pack_zero
     python benchmarks/bench_masks.py --suite datadep  # only the data-dependent patterns
+    python benchmarks/bench_masks.py --device cuda    # inputs on the GPU (checks and times there)
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -105,14 +107,32 @@ def check(case, name: str) -> dict:
     return out
 
 
+def on_device(case, device: str):
+    """The case with its inputs made on `device` (same values: generated on the CPU, then moved)."""
+    if device == "cpu":
+        return case
+
+    def inputs(n, kind, make=case.inputs):
+        return tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in make(n, kind))
+
+    return dataclasses.replace(case, inputs=inputs)
+
+
+def _sync() -> None:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def timeit(fn, args, repeat: int) -> float:
     with torch.no_grad():
         for _ in range(3):
             fn(*args)
         ts = []
         for _ in range(repeat):
+            _sync()
             t0 = time.perf_counter()
             fn(*args)
+            _sync()
             ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
@@ -139,12 +159,13 @@ def main() -> None:
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--suite", choices=sorted(SUITES), action="append", help="only these suites (default: both)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the inputs live")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
     repeat = a.repeat or (5 if a.quick else 20)
     backends = ["mlir_sym"] + ([] if a.quick or a.no_inductor else ["inductor"])
     suites = [SUITES[s] for s in (a.suite or ["masks", "datadep"])]
-    cases = [c for m in suites for c in m.CASES if not a.k or any(k in c.name for k in a.k)]
+    cases = [on_device(c, a.device) for m in suites for c in m.CASES if not a.k or any(k in c.name for k in a.k)]
     torch.set_num_threads(1)  # comparable single-thread timings on a shared machine
 
     rows = []
@@ -166,7 +187,8 @@ def main() -> None:
 
     print()
     print("command: python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]))
-    print(f"torch {torch.__version__}, CPU, 1 thread, median of {repeat} calls at size n (random mask). "
+    where = torch.cuda.get_device_name() if a.device == "cuda" else "CPU"
+    print(f"torch {torch.__version__}, {where}, 1 CPU thread, median of {repeat} calls at size n (random mask). "
           f"'default breaks': graph breaks under Dynamo's default settings (any backend). Per backend, with "
           f"capture_dynamic_output_shape_ops=True and dynamic=True, over sizes {T.CASES[0].sizes} x "
           f"random/all-true/all-false masks (datadep: also full/empty lengths and labels): graph breaks, recompiles, results vs eager (ok; exc: an error of "

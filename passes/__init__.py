@@ -8,6 +8,7 @@ from mlir_sym.passes import (  # noqa: F401
     duplicate_elementwise,
     gpu_device_asserts,
     gpu_div_by_constant,
+    gpu_div_by_invariant,
     gpu_emulate_launches,
     gpu_fpowi_i32,
     gpu_library_calls,

@@ -29,12 +29,18 @@ them on itself:
 Config (`mlir_sym.backend.config`, or environment variables):
   fallback_to_eager (MLIR_SYM_FALLBACK=1): a graph we cannot compile runs eagerly, with a warning
       naming the op, instead of raising. Off by default: no silent fallbacks.
+  direct_calls (MLIR_SYM_DIRECT=0 turns it off): when AOTAutograd's runtime wrapper has nothing to
+      do for a graph (inference, no input mutation, no output aliasing an input or another output,
+      no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
+      calls the artifact directly (grad mode off around the call, as the wrapper would): the
+      wrapper costs about as much per call as our whole artifact on small inputs.
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -61,6 +67,7 @@ class Config:
     # Also compile a variant specialized to the sizes seen while tracing (guarded by `s == hint`),
     # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
     specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
+    direct_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_DIRECT", "1") == "1")
 
 
 config = Config()
@@ -75,9 +82,11 @@ class Stats:
     fallbacks: int = 0
     guard_misses: int = 0
     calls: int = 0
+    direct_graphs: int = 0  # graphs Dynamo calls without AOTAutograd's runtime wrapper
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
+        self.direct_graphs = 0
 
 
 stats = Stats()
@@ -209,15 +218,84 @@ def attention_math(example_inputs: Sequence[Any]):
     return sdpa_kernel([SDPBackend.MATH]) if cuda else contextlib.nullcontext()
 
 
+def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str | None:
+    """Why AOTAutograd's inference runtime wrapper does work for a graph with this metadata
+    (`ViewAndMutationMeta`), or None when it only calls the compiled graph with grad mode off."""
+    from torch._functorch._aot_autograd.schemas import OutputType
+
+    if meta is None:
+        return "no AOTAutograd metadata"
+    if n_graph_inputs != n_dynamo_inputs:
+        return f"{n_graph_inputs} graph inputs for {n_dynamo_inputs} Dynamo inputs (deduplicated, lifted or added)"
+    if any(i.mutates_data or i.mutates_metadata for i in meta.input_info):
+        return "an input is mutated"
+    if any(o.output_type != OutputType.non_alias for o in meta.output_info) or meta.num_intermediate_bases:
+        return "an output aliases an input or another output"
+    if any(not isinstance(m, int) and type(m).__name__ != "PlainTensorMeta" for m in meta.subclass_inp_meta or ()):
+        return "a tensor subclass input"
+    if meta.tokens or getattr(meta, "is_rng_op_functionalized", False) or getattr(meta, "num_graphsafe_rng_states", 0):
+        return "effect tokens or RNG state"
+    if getattr(meta, "grad_enabled_mutation", None) is not None:
+        return "the graph changes grad mode"
+    if torch._C._is_any_autocast_enabled():
+        return "autocast is on"
+    return None
+
+
+def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sink: list, n_dynamo_inputs: int) -> Callable:
+    """The inference compiler: as _compile_aten, and records in `sink` the runner Dynamo may call
+    directly (see Config.direct_calls) when the runtime wrapper would do nothing."""
+    run = _compile_aten(gm, example_inputs)
+    ctx = torch._guards.TracingContext.try_get()
+    meta = getattr(ctx, "fw_metadata", None)
+    why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
+    if why is None and getattr(run, "artifact", None) is not None:
+        sink.append((run, [(i, set(o.dynamic_dims)) for i, o in enumerate(meta.output_info) if o.dynamic_dims]))
+    elif why is not None:
+        log.debug("AOTAutograd's runtime wrapper stays: %s", why)
+    return run
+
+
+def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable:
+    """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
+    and the outputs' dynamic dims marked for the frames that consume them."""
+    from torch._functorch._aot_autograd.runtime_wrappers import mark_dynamo_propagated_dynamic_indices as mark
+
+    set_grad = torch._C._set_grad_enabled
+
+    def call(*args: Any) -> list:
+        if torch.is_grad_enabled():
+            set_grad(False)
+            try:
+                outs = run(list(args))
+            finally:
+                set_grad(True)
+        else:
+            outs = run(list(args))
+        for i, dims in dynamic_dims:
+            if isinstance(outs[i], torch.Tensor):
+                mark(outs[i], dims)
+        return outs
+
+    call.artifact = run.artifact  # type: ignore[attr-defined]
+    return call
+
+
 def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph."""
     _check_devices(gm, example_inputs)
+    sink: list = []
+    lifted = any(True for _ in gm.parameters()) or any(True for _ in gm.buffers())  # AOTAutograd prepends them
     backend = aot_autograd(
         fw_compiler=_compile_aten,
         bw_compiler=_compile_aten,
-        inference_compiler=_compile_aten,
+        inference_compiler=functools.partial(_compile_inference, sink=sink, n_dynamo_inputs=len(example_inputs)),
         decompositions=_decompositions(),
         keep_inference_input_mutations=False,
     )
     with attention_math(example_inputs):  # AOTAutograd traces here
-        return backend(gm, example_inputs, **kwargs)
+        compiled = backend(gm, example_inputs, **kwargs)
+    if config.direct_calls and len(sink) == 1 and not lifted:
+        stats.direct_graphs += 1
+        return _direct(*sink[0])
+    return compiled

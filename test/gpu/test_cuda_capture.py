@@ -65,3 +65,19 @@ def test_data_dependent_decompositions_trace_on_cuda_values():
         with mode:
             gm = make_fx(fn, decomposition_table=table, tracing_mode="real")(*vals)
         assert not [n for n in gm.graph.nodes if n.op == "get_attr"], name
+
+
+def test_host_constants_are_real_tensors_when_compiled_under_a_fake_mode():
+    """The count/fill phases of data-dependent graphs are compiled while Dynamo's FakeTensorMode is
+    active; the host program's constant buffers (a `memref.global`, e.g. nonzero's padding row) must
+    still be real tensors: 12 of 18 data-dependent patterns failed on the H100 copying from a fake one."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    from mlir_sym.runtime.cuda import device_constants
+
+    consts = {"__constant_1x2xi64": {"dtype": "int64", "shape": [1, 2], "values": [7, -1]}}
+    with FakeTensorMode():
+        made = device_constants(consts, torch.device("cpu"))
+    t = made["__constant_1x2xi64"]
+    assert not isinstance(t, FakeTensor)
+    assert t.tolist() == [[7, -1]]

@@ -85,6 +85,7 @@ class Artifact:
         self.device = device
         self.calls = 0
         self.derived_fn: Callable[..., tuple] | None = None  # see importer.ImportedGraph.derived
+        self._memo: dict[tuple, tuple[Variant, list[int], list[Any]]] = {}
 
     @property
     def generic(self) -> Variant:
@@ -94,39 +95,57 @@ class Artifact:
     def checks(self) -> list[tuple[str, str, str]]:
         return self.generic.checks
 
+    MEMO_LIMIT = 4096  # distinct input-size tuples remembered (then forgotten all at once)
+
     def select(self, args: Sequence[Any]) -> tuple[Variant, list[int]]:
         """The variant to run for `args` and the input sizes; raises GuardMiss/SymAssertionError."""
         sizes = self.read_sources(args)
+        plan = self._memo.get(tuple(sizes)) or self._plan(sizes)
+        return plan[0], sizes
+
+    def _plan(self, sizes: list[int]) -> tuple[Variant, list[int], list[tuple]]:
+        """For these input sizes: the variant whose guards hold, the symbol values and the output
+        shapes. Guards and output sizes are functions of the sizes alone, so the plan is remembered
+        per size tuple: a size seen before costs one dict lookup, not a guard call."""
         miss = 0
         for v in self.variants:
             status = v.guard(sizes)
             if status == 0:
-                return v, sizes
-            if status < 0:
+                break
+            if status < 0:  # an assert: the user's error, raised on every call (never remembered)
                 kind, text, origin = v.checks[-status - 1]
                 raise SymAssertionError(f"runtime assertion failed: {text} (at {origin})")
             miss = status
-        kind, text, origin = self.generic.checks[miss - 1]
-        raise GuardMiss(miss, text, origin)
-
-    def __call__(self, args: Sequence[Any]) -> list[Any]:
-        variant, sizes = self.select(args)
-        return self.run_variant(variant, args, sizes)
-
-    def run_variant(self, variant: Variant, args: Sequence[Any], sizes: list[int]) -> list[Any]:
-        self.calls += 1
-        variant.calls += 1
+        else:
+            kind, text, origin = self.generic.checks[miss - 1]
+            raise GuardMiss(miss, text, origin)
         symvals = [sizes[i] for i in self.symbol_from_source]
         out_sizes = self.sizes_fn(*symvals)
+        shapes = [tuple(out_sizes[o.size_slice[0]:o.size_slice[1]]) if o.kind == "tensor"
+                  else out_sizes[o.index] if o.kind == "sym" else None for o in self.outputs]
+        plan = (v, symvals, shapes)
+        if len(self._memo) >= self.MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[tuple(sizes)] = plan
+        return plan
+
+    def __call__(self, args: Sequence[Any]) -> list[Any]:
+        sizes = self.read_sources(args)
+        return self._run(self._memo.get(tuple(sizes)) or self._plan(sizes), args)
+
+    def _run(self, plan: tuple[Variant, list[int], list[Any]], args: Sequence[Any]) -> list[Any]:
+        variant, symvals, shapes = plan
+        self.calls += 1
+        variant.calls += 1
         outs: list[torch.Tensor] = []
         results: list[Any] = []
-        for o in self.outputs:
+        for o, shape in zip(self.outputs, shapes):
             if o.kind == "tensor":
-                t = torch.empty(out_sizes[o.size_slice[0]:o.size_slice[1]], dtype=o.dtype, device=self.device)
+                t = torch.empty(shape, dtype=o.dtype, device=self.device)
                 outs.append(t)
                 results.append(t)
             elif o.kind == "sym":
-                results.append(out_sizes[o.index])
+                results.append(shape)
             elif o.kind == "const":
                 results.append(o.const)
             else:  # "none"; "alias" is filled in after the compute

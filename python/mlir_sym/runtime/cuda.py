@@ -302,6 +302,22 @@ class Runtime:
                                         f"failed: {e}") from None
 
 
+def device_constants(constants: dict[str, dict], device: torch.device) -> dict[str, torch.Tensor]:
+    """The host program's constant buffers (memref.global values), put on the device once.
+
+    Made outside any active FakeTensorMode: artifacts may be compiled while one is active (the
+    count/fill phases of data-dependent graphs are), and a constant made there would be a FakeTensor
+    that the first call copies from (the H100 run failed in `aten.copy_` of a real tensor from a fake one)."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    out = {}
+    with unset_fake_temporarily():
+        for name, c in constants.items():
+            t = torch.tensor(c["values"], dtype=getattr(torch, c["dtype"])).reshape(c["shape"])
+            out[name] = t.to(device)
+    return out
+
+
 class HostCall:
     """The artifact's compute callable: the generated host function bound to its runtime and kernels.
     Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
@@ -309,9 +325,8 @@ class HostCall:
     def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime,
                  cpu_inputs: Sequence[int] = (), constants: dict[str, dict] | None = None) -> None:
         ns: dict[str, Any] = {"rt": runtime, "math": math}
-        for name, c in (constants or {}).items():  # put on the device once, read by every call
-            t = torch.tensor(c["values"], dtype=getattr(torch, c["dtype"])).reshape(c["shape"])
-            ns["C_" + "".join(ch if ch.isalnum() else "_" for ch in name)] = t.to(runtime.device)
+        for name, t in device_constants(constants or {}, runtime.device).items():
+            ns["C_" + "".join(ch if ch.isalnum() else "_" for ch in name)] = t
         for name, k in module.kernels.items():
             ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
         exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen

@@ -1,0 +1,134 @@
+"""Per-call overhead of small graphs: where a call's time goes, for every backend in one process.
+
+For a tiny graph (`(x * 2 + 1).relu()` on 64 floats, as ../shared/gpu/gpu_reference.py) and small
+shapes of the kernel cases, it reports the wall time per call (N back-to-back calls, one
+synchronization at the end: the host is the bottleneck at these sizes) of:
+eager; Dynamo with backend `eager` (Dynamo's floor); `aot_eager` (Dynamo + AOTAutograd's runtime
+wrappers, the floor of any AOTAutograd backend); inductor and mlir_sym (dynamic=True both). For
+mlir_sym it also times the artifact alone (our guards, allocation, host program and launches, no
+Dynamo) and prints a cProfile of the compiled call.
+
+    python benchmarks/bench_overhead.py [--device cuda] [--json out.json] [--profile]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import time
+
+import torch
+import torch._dynamo
+import torch.nn.functional as F
+
+
+def tiny(x):
+    return (x * 2 + 1).relu()
+
+
+def gelu_chain(x, w, b):
+    return F.gelu(x * w + b)
+
+
+def softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def layernorm(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def inputs(case: str, shape: tuple[int, ...], dev: str) -> tuple:
+    x = torch.randn(*shape, device=dev)
+    if case in ("gelu_chain", "layernorm"):
+        return x, torch.randn(shape[-1], device=dev), torch.randn(shape[-1], device=dev)
+    return (x,)
+
+
+CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 777), (4096, 1024)]),
+         "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)])}
+
+
+KEY = {"eager": "dynamo_eager"}  # backend -> column (the first column, "eager", is uncompiled eager)
+
+
+def per_call_us(fn, dev: str, n: int = 2000, rounds: int = 5) -> float:
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+    for _ in range(50):
+        fn()
+    sync()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / n * 1e6)
+    return statistics.median(times)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--backends", default="eager,aot_eager,inductor,mlir_sym")
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--json", default="")
+    p.add_argument("--cases", default="", help="comma-separated subset of: " + ", ".join(CASES))
+    p.add_argument("--profile", action="store_true", help="cProfile of mlir_sym's tiny-graph call")
+    a = p.parse_args()
+    dev = a.device
+    backends = a.backends.split(",")
+    rows = []
+    for case, (fn, shapes) in CASES.items():
+        if a.cases and case not in a.cases.split(","):
+            continue
+        for shape in shapes:
+            args = inputs(case, shape, dev)
+            row = {"case": case, "shape": list(shape), "eager_us": per_call_us(lambda: fn(*args), dev, a.calls)}
+            for be in backends:
+                torch._dynamo.reset()
+                cf = torch.compile(fn, backend=be, dynamic=True)
+                # warm with another size first, so the measured size is served by the dynamic graph
+                other = inputs(case, tuple(s + 3 for s in shape), dev)
+                cf(*other)
+                cf(*args)
+                row[KEY.get(be, be) + "_us"] = per_call_us(lambda: cf(*args), dev, a.calls)
+                if be == "mlir_sym":
+                    import mlir_sym.backend as mb
+
+                    art = list(mb._CACHE.values())[-1]
+                    seen: list = []
+                    select = art.select
+                    art.select = lambda flat: (seen.append(list(flat)), select(flat))[1]  # the args Dynamo passes
+                    cf(*args)
+                    del art.select
+                    flat = seen[-1]
+                    row["mlir_sym_artifact_us"] = per_call_us(lambda: art(flat), dev, a.calls)
+                    if a.profile and case == "tiny" and shape == (64,):
+                        pr = cProfile.Profile()
+                        pr.enable()
+                        for _ in range(500):
+                            cf(*args)
+                        pr.disable()
+                        s = io.StringIO()
+                        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25)
+                        print(s.getvalue())
+            if "inductor_us" in row and "mlir_sym_us" in row:
+                row["mlir_sym_over_inductor"] = row["mlir_sym_us"] / row["inductor_us"]
+            rows.append(row)
+            print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+    cols = ["eager"] + [KEY.get(b, b) for b in backends] + (["mlir_sym_artifact"] if "mlir_sym" in backends else [])
+    print(f"\n{'case':12} {'shape':12} " + " ".join(f"{c:>17}" for c in cols) + "  (us/call)")
+    for r in rows:
+        print(f"{r['case']:12} {str(r['shape']):12} " + " ".join(f"{r.get(c + '_us') or float('nan'):17.1f}" for c in cols))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__,
+                       "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

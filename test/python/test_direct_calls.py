@@ -1,0 +1,109 @@
+"""Dynamo calls an artifact directly when AOTAutograd's runtime wrapper would do nothing (inference,
+no input mutation, no aliased output, ...): same results, same output metadata, and the wrapper stays
+wherever it has work to do (backend.Config.direct_calls, backend.wrapper_is_noop)."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo
+
+from mlir_sym import backend
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch._dynamo.reset()
+    backend.stats.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _compile(fn):
+    return torch.compile(fn, backend="mlir_sym", dynamic=True)
+
+
+def test_plain_inference_graph_is_called_directly():
+    def f(x):
+        return (x * 2 + 1).relu(), x.sum(0)
+
+    cf = _compile(f)
+    for n in (5, 9, 17):
+        x = torch.randn(n, 3)
+        got, want = cf(x), f(x)
+        torch.testing.assert_close(got, want)
+    assert backend.stats.direct_graphs == 1
+    assert backend.stats.compiles == 1
+    # the outputs carry the dynamic dims AOTAutograd's wrapper would have marked on them
+    ref = torch.compile(f, backend="aot_eager", dynamic=True)(x)
+    assert got[0]._dynamo_propagated_dynamic_indices == ref[0]._dynamo_propagated_dynamic_indices
+
+
+def test_grad_mode_is_off_inside_and_restored_after():
+    def f(x):
+        return x * 3
+
+    cf = _compile(f)
+    x = torch.randn(4)
+    assert torch.is_grad_enabled()
+    out = cf(x)
+    assert torch.is_grad_enabled() and not out.requires_grad
+    assert backend.stats.direct_graphs == 1
+
+
+def test_input_mutation_keeps_the_wrapper():
+    def f(x):
+        x.add_(1)
+        return x * 2
+
+    cf = _compile(f)
+    x = torch.randn(6, 2)
+    y = x.clone()
+    torch.testing.assert_close(cf(x), f(y))
+    torch.testing.assert_close(x, y)  # the mutation reached the caller's tensor
+    assert backend.stats.direct_graphs == 0
+
+
+def test_output_aliasing_an_input_keeps_the_wrapper():
+    def f(x):
+        return x.view(-1), x + 1
+
+    cf = _compile(f)
+    x = torch.randn(3, 4)
+    view, _ = cf(x)
+    assert view._base is x  # a real view of the input, as eager returns
+    assert backend.stats.direct_graphs == 0
+
+
+def test_training_graph_keeps_the_wrapper():
+    lin = torch.nn.Linear(3, 2)
+    cm = _compile(lin)
+    x = torch.randn(5, 3)
+    out = cm(x)
+    assert out.requires_grad
+    assert backend.stats.direct_graphs == 0
+
+
+def test_direct_calls_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(backend.config, "direct_calls", False)
+    cf = _compile(lambda x: x + 1)
+    torch.testing.assert_close(cf(torch.ones(3)), torch.full((3,), 2.0))
+    assert backend.stats.direct_graphs == 0
+
+
+def test_noop_check_names_what_the_wrapper_would_do():
+    from types import SimpleNamespace
+
+    from torch._functorch._aot_autograd.schemas import OutputType
+
+    ok = SimpleNamespace(input_info=[SimpleNamespace(mutates_data=False, mutates_metadata=False)],
+                         output_info=[SimpleNamespace(output_type=OutputType.non_alias)], num_intermediate_bases=0,
+                         subclass_inp_meta=[0], tokens={}, is_rng_op_functionalized=False, grad_enabled_mutation=None)
+    assert backend.wrapper_is_noop(ok, 1, 1) is None
+    assert "Dynamo inputs" in backend.wrapper_is_noop(ok, 1, 2)
+    assert backend.wrapper_is_noop(None, 1, 1) == "no AOTAutograd metadata"
+    mutated = SimpleNamespace(**{**vars(ok), "input_info": [SimpleNamespace(mutates_data=True, mutates_metadata=False)]})
+    assert backend.wrapper_is_noop(mutated, 1, 1) == "an input is mutated"
+    aliased = SimpleNamespace(**{**vars(ok), "output_info": [SimpleNamespace(output_type=OutputType.alias_of_input)]})
+    assert "aliases" in backend.wrapper_is_noop(aliased, 1, 1)
+    rng = SimpleNamespace(**{**vars(ok), "is_rng_op_functionalized": True})
+    assert "RNG" in backend.wrapper_is_noop(rng, 1, 1)
