@@ -141,7 +141,11 @@ def runtime(case, name: str | None, repeat: int) -> float | None:
     n = BENCH_N.get(case.name, DEFAULT_N)
     args = case.inputs(n, "random")
     if name is None:
-        return timeit(case.fn, args, repeat)
+        try:
+            return timeit(case.fn, args, repeat)
+        except Exception as e:  # noqa: BLE001 - e.g. a pattern that makes CPU tensors, given CUDA inputs
+            print(f"  eager {case.name}: {type(e).__name__}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+            return None
     _reset()
     with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS):
         f = torch.compile(case.fn, backend=name, dynamic=True)
@@ -172,7 +176,8 @@ def main() -> None:
     for c in cases:
         row = {"name": c.name, "n": BENCH_N.get(c.name, DEFAULT_N), "default": default_breaks(c),
                "suite": "datadep" if _suite(c) is D else "masks"}
-        row["eager_ms"] = runtime(c, None, repeat) * 1e3
+        t = runtime(c, None, repeat)
+        row["eager_ms"] = None if t is None else t * 1e3
         for b in backends:
             row[b] = check(c, b)
             t = runtime(c, b, repeat)
@@ -182,7 +187,8 @@ def main() -> None:
 
     def cells(r: dict, b: str) -> str:
         d = r[b]
-        ms = "fail" if d["ms"] is None else f"{d['ms']:.3f} ({r['eager_ms'] / d['ms']:.2f}x)"
+        ms = ("fail" if d["ms"] is None else f"{d['ms']:.3f} (n/a)" if r["eager_ms"] is None
+              else f"{d['ms']:.3f} ({r['eager_ms'] / d['ms']:.2f}x)")
         return f"{d['breaks']:>6d} {d['recompiles']:>6d} {d['ok']:>5s} {ms:>17s}"
 
     print()
@@ -200,7 +206,8 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['name']:30s} {r['suite']:>7s} {r['n']:5d} {r['default']:7d} {r['eager_ms']:9.3f} "
+        eager = "fail" if r["eager_ms"] is None else f"{r['eager_ms']:9.3f}"
+        print(f"{r['name']:30s} {r['suite']:>7s} {r['n']:5d} {r['default']:7d} {eager:>9s} "
               + " ".join(f"| {cells(r, b)}" for b in backends))
     for r in rows:
         for b in backends:

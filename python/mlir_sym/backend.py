@@ -256,11 +256,29 @@ def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sin
     return run
 
 
+def _dynamic_dims_marker() -> Callable[[torch.Tensor, set[int]], None]:
+    """How this torch's AOTAutograd wrapper marks an output's dynamic dims for Dynamo: newer versions
+    have `mark_dynamo_propagated_dynamic_indices`; older ones (torch 2.11 on the H100) set
+    `_dynamo_weak_dynamic_indices` themselves."""
+    from torch._functorch._aot_autograd import runtime_wrappers
+
+    fn = getattr(runtime_wrappers, "mark_dynamo_propagated_dynamic_indices", None)
+    if fn is not None:
+        return fn
+
+    def mark(t: torch.Tensor, dims: set[int]) -> None:
+        if hasattr(t, "_dynamo_weak_dynamic_indices"):
+            t._dynamo_weak_dynamic_indices |= dims
+        else:
+            t._dynamo_weak_dynamic_indices = dims.copy()
+
+    return mark
+
+
 def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable:
     """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
     and the outputs' dynamic dims marked for the frames that consume them."""
-    from torch._functorch._aot_autograd.runtime_wrappers import mark_dynamo_propagated_dynamic_indices as mark
-
+    mark = _dynamic_dims_marker()
     set_grad = torch._C._set_grad_enabled
 
     def call(*args: Any) -> list:

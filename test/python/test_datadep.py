@@ -115,7 +115,7 @@ def run_length(x):
 
 def batch_vector(lengths):
     """Graph batching (PyG's `batch` vector): the graph id of every node, from per-graph sizes."""
-    return torch.repeat_interleave(torch.arange(lengths.shape[0]), lengths)
+    return torch.repeat_interleave(torch.arange(lengths.shape[0], device=lengths.device), lengths)
 
 
 def ragged_unpack(x, repeats):

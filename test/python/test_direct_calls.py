@@ -35,7 +35,21 @@ def test_plain_inference_graph_is_called_directly():
     assert backend.stats.compiles == 1
     # the outputs carry the dynamic dims AOTAutograd's wrapper would have marked on them
     ref = torch.compile(f, backend="aot_eager", dynamic=True)(x)
-    assert got[0]._dynamo_propagated_dynamic_indices == ref[0]._dynamo_propagated_dynamic_indices
+    for attr in ("_dynamo_propagated_dynamic_indices", "_dynamo_weak_dynamic_indices"):
+        assert getattr(got[0], attr, None) == getattr(ref[0], attr, None), attr
+
+
+def test_dynamic_dims_marker_on_a_torch_without_the_helper(monkeypatch):
+    """torch 2.11 (the H100 machine) has no mark_dynamo_propagated_dynamic_indices: its wrapper sets
+    `_dynamo_weak_dynamic_indices`, and so do we."""
+    from torch._functorch._aot_autograd import runtime_wrappers
+
+    monkeypatch.delattr(runtime_wrappers, "mark_dynamo_propagated_dynamic_indices", raising=False)
+    mark = backend._dynamic_dims_marker()
+    t = torch.ones(2, 2)
+    mark(t, {0})
+    mark(t, {1})
+    assert t._dynamo_weak_dynamic_indices == {0, 1}
 
 
 def test_grad_mode_is_off_inside_and_restored_after():

@@ -115,7 +115,7 @@ def mask_count(mask):
 
 def ragged_pack_zero(x, lengths):
     """Ragged batch padded to T: zero the positions past each length (packing / masking RNN output)."""
-    valid = torch.arange(x.shape[1])[None, :] < lengths[:, None]
+    valid = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]
     x = x.clone()
     x[~valid] = 0
     return x
