@@ -101,10 +101,10 @@ def main() -> None:
 
                     art = list(mb._CACHE.values())[-1]
                     seen: list = []
-                    select = art.select
-                    art.select = lambda flat: (seen.append(list(flat)), select(flat))[1]  # the args Dynamo passes
+                    read = art.read_sources
+                    art.read_sources = lambda flat: (seen.append(list(flat)), read(flat))[1]  # the args Dynamo passes
                     cf(*args)
-                    del art.select
+                    art.read_sources = read
                     flat = seen[-1]
                     row["mlir_sym_artifact_us"] = per_call_us(lambda: art(flat), dev, a.calls)
                     if a.profile and case == "tiny" and shape == (64,):
