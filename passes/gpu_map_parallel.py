@@ -215,16 +215,62 @@ class GpuMapParallel(SymPass):
 
     # -- one thread --------------------------------------------------------------------------
     def _serial(self, ops: list[ir.Operation]) -> None:
+        """Scalar device work (loads of device results and what is computed from them) in one-thread
+        launches. Values the host needs (a count an assert checks, `x[mask].numel()` in a division
+        on the host) are read back instead: their loads and the arithmetic on them stay on the host
+        (the host program reads device memory after the launches before it, a synchronization),
+        and the device ops around them are split into launches in the same order."""
         if not ops:
             return
-        for o in ops:
+
+        def inside(x: ir.Operation) -> bool:
+            return any(x == y for y in ops)
+
+        def escapes(o: ir.Operation) -> bool:
             for r in o.results:
                 for use in r.uses:
-                    owner = use.owner
-                    top = _top_in_block(owner, ops[0].block)
-                    if top is None or not any(top == x for x in ops):
-                        raise located_error(o, f"'{o.name}' computes a value the host needs; "
-                                               "the GPU path cannot read device results on the host")
+                    top = _top_in_block(use.owner, ops[0].block)
+                    if top is None or not inside(top):
+                        return True
+            return False
+
+        host: list[ir.Operation] = []
+        work = [o for o in ops if escapes(o)]
+        while work:  # the backward slice, within `ops`, of the values the host needs
+            o = work.pop()
+            if any(o == h for h in host):
+                continue
+            if not (o.name == "memref.load" or (_is_pure_host_name(o.name) and not o.regions)):
+                raise located_error(o, f"'{o.name}' computes a value the host needs; "
+                                       "the GPU path cannot read it back (only loads and scalar arithmetic can)")
+            host.append(o)
+            for v in o.operands:
+                d = v.owner
+                d = None if isinstance(d, ir.Block) else (d.operation if hasattr(d, "operation") else d)
+                if d is not None and inside(d):
+                    work.append(d)
+        runs: list[list[ir.Operation]] = [[]]
+        for o in ops:
+            if any(o == h for h in host):
+                runs.append([])
+                if o.name == "memref.load":
+                    self.bump("host-readbacks")
+            else:
+                runs[-1].append(o)
+        runs = [r for r in runs if r]
+        for k, r in enumerate(runs):  # an SSA value cannot flow from one launch into another
+            for o in r:
+                for res in o.results:
+                    for use in res.uses:
+                        top = _top_in_block(use.owner, ops[0].block)
+                        if top is not None and not any(top == x for x in r) and any(
+                                top == x for other in runs if other is not r for x in other):
+                            raise located_error(o, f"'{o.name}' feeds device work on both sides of a value "
+                                                   "the host reads back; the GPU path cannot split it")
+        for r in runs:
+            self._serial_launch(r)
+
+    def _serial_launch(self, ops: list[ir.Operation]) -> None:
         with ir.InsertionPoint(ops[0]), ops[0].location:
             one = arith.ConstantOp(ir.IndexType.get(), 1).result
             launch = gpu.LaunchOp((one, one, one), (one, one, one))

@@ -19,10 +19,11 @@ func.func @parallel_with_results(%x: memref<?xf32>, %n: index) -> i32 {
 
 // -----
 
-// The status returned to the host would be read from device memory.
-func.func @device_value_on_host(%flag: memref<1xi32>) -> i32 {
+// The host needs a value that only a vector op computes: it cannot be read back.
+func.func @device_vector_value_on_host(%flag: memref<4xi32>) -> i32 {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{'memref.load' computes a value the host needs; the GPU path cannot read device results on the host}}
-  %s = memref.load %flag[%c0] : memref<1xi32>
+  %v = vector.load %flag[%c0] : memref<4xi32>, vector<4xi32>
+  // expected-error @+1 {{'vector.extract' computes a value the host needs; the GPU path cannot read it back (only loads and scalar arithmetic can)}}
+  %s = vector.extract %v[0] : i32 from vector<4xi32>
   return %s : i32
 }

@@ -560,3 +560,28 @@ func.func @no_row_group_when_reading_another_row(%x: memref<?x?xf32>, %y: memref
   }
   return %ok : i32
 }
+
+// -----
+
+// A count computed on the device that the host needs (an assert on `x[mask].amax()` of an empty
+// selection): the device store runs in a one-thread launch; the load and the scalar arithmetic on
+// it stay on the host, which reads the value back after the launch.
+// CHECK-LABEL: func.func @count_read_back
+// CHECK:         gpu.launch
+// CHECK:           memref.store
+// CHECK:           gpu.terminator
+// CHECK:         %[[N:.*]] = memref.load %arg0
+// CHECK:         arith.cmpi sgt, %[[N]]
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @count_read_back(%count: memref<1xi64>, %out: memref<1xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0 : i64
+  %ok = arith.constant 0 : i32
+  %bad = arith.constant -1 : i32
+  memref.store %z, %out[%c0] : memref<1xi64>
+  %n = memref.load %count[%c0] : memref<1xi64>
+  %p = arith.cmpi sgt, %n, %z : i64
+  %s = arith.select %p, %ok, %bad : i32
+  return %s : i32
+}

@@ -62,3 +62,27 @@ def test_code_cache_second_compile_hits(tmp_path, monkeypatch):
     assert [c.ptx for c in again] == [c.ptx for c in first]
     assert [c.program.source for c in again] == [c.program.source for c in first]
     assert not again[0].llvm_ir  # not lowered again: from the cache
+
+
+@pytest.mark.parametrize("name", ["masked_amax", "masked_sum_over_numel", "image_token_merge", "masked_max_pool"])
+def test_masked_patterns_read_counts_back_on_the_host(name, tmp_path, monkeypatch):
+    """These masked patterns check or divide by a count computed on the device: the host program
+    reads it back (`rt.read`) instead of failing to lower ('arith.cmpi' computes a value the host
+    needs, on the H100)."""
+    from test_masks import BY_NAME, DYNAMO_SETTINGS
+
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    case = BY_NAME[name]
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm)
+        check_supported(ig)
+        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    with torch._dynamo.config.patch(**DYNAMO_SETTINGS), torch.no_grad():
+        torch.compile(case.fn, backend=be, dynamic=True)(*case.inputs(6, "random"))
+    assert codes and any("rt.read(" in c.program.source for c in codes)

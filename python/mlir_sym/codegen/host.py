@@ -10,7 +10,8 @@ runtime's kernel object with grid/block sizes computed from the symbol values of
 
 The generated function takes the compute function's arguments (tensors, scalars, then the output
 tensors) and returns its i32 status. The runtime object it calls (`rt`) provides `launch(k, ...)`,
-`empty(shape, dtype)`, `matmul(...)`; see runtime/cuda.py.
+`empty(shape, dtype)`, `matmul(...)`, `read(t, idx)` (a device value the host needs, e.g. a count an
+assert checks: a synchronizing read); see runtime/cuda.py.
 """
 from __future__ import annotations
 
@@ -253,6 +254,9 @@ class HostCodegen:
             self._emit(ind, f"{r(1)}[{r(2)}] = {r(0)}")
         elif name == "memref.load" and _defined_by_host_buffer(ops[0]):
             self._emit(ind, f"{self._new(op.result)} = {r(0)}[{r(1)}]")
+        elif name == "memref.load":  # a device result the host needs (sym-gpu-map-parallel): read back
+            idx = ", ".join(self._ref(v) for v in ops[1:])
+            self._emit(ind, f"{self._new(op.result)} = rt.read({r(0)}, ({idx}{',' if len(ops) == 2 else ''}))")
         elif name == "memref.reshape":
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.view(tuple({r(1)}))")
         elif name in _MATH:

@@ -235,6 +235,11 @@ class Runtime:
             new_strides = [new_strides[i] for i in keep]
         return t.as_strided(list(sizes), new_strides, off)
 
+    @staticmethod
+    def read(t: torch.Tensor, idx: tuple) -> Any:
+        """One element of a device buffer, on the host (waits for the launches that wrote it)."""
+        return t[idx].item()
+
     # scalar helpers (C semantics where Python's differ)
     @staticmethod
     def divsi(a: int, b: int) -> int:
