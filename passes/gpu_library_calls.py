@@ -1,4 +1,5 @@
-"""Replace `linalg.matmul` / `linalg.batch_matmul` on memrefs by calls the GPU runtime serves with cuBLAS.
+"""Replace `linalg.matmul` / `linalg.batch_matmul` on memrefs by calls the GPU runtime serves with cuBLAS,
+and `tm_tensor.sort` by calls it serves with torch.sort.
 
 Runs on the bufferized compute function, before `convert-linalg-to-parallel-loops` would turn the
 matmul into a loop nest of one thread per output element. `linalg.matmul ins(%a, %b) outs(%c)`
@@ -10,6 +11,13 @@ with mixed or non-float element types, or with explicit non-default indexing map
 operands) are left to the loop lowering. An operand that a `linalg.transpose` of a function argument
 fills just for the matmul (nn.Linear's `weight.t()`) becomes a `memref.transpose` view of the
 argument: no copy kernel per call, cuBLAS reads it transposed.
+
+Sorts (torch.sort, topk, unique, ...): torch-mlir's `tm_tensor.sort` becomes a bubble sort in loops
+(`tm-tensor-to-loops`), which the GPU mapping can only run in one thread (top-k filtering of
+[2048, 2048] logits took 425 ms on the H100). A sort whose comparator is one `arith.cmpf`/`arith.cmpi`
+of the keys (what torch-mlir emits: `ole`/`sle` ascending, `oge`/`sge` descending, ties in input order)
+becomes `func.call @__sym_sort_<asc|desc>_d<dim>_<n>(%keys, %others...)`: the runtime sorts the keys
+with a stable torch.sort along `dim` and gathers the other operands (the indices) along.
 
 Before:
   linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
@@ -58,6 +66,8 @@ class GpuLibraryCalls(SymPass):
                         self._replace(module, o, prev, decls)
                         prev = None
                         continue
+                    if o.name == "tm_tensor.sort":
+                        self._sort(module, o, decls)
                     prev = o
 
     @staticmethod
@@ -99,6 +109,25 @@ class GpuLibraryCalls(SymPass):
         self.bump("library-calls")
 
 
+    def _sort(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        direction = _sort_direction(o)
+        if direction is None or not o.operands or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+            return
+        dim = ir.IntegerAttr(o.attributes["dimension"]).value
+        kind = f"sort_{direction}_d{dim}"
+        types = [v.type for v in o.operands]
+        sig = f"{kind}:{','.join(str(t) for t in types)}"
+        if sig not in decls:
+            name = f"__sym_{kind}_{len(decls)}"
+            decls[sig] = name
+            with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
+                f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
+                f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
+        with ir.InsertionPoint(o), o.location:
+            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), list(o.operands))
+        o.erase()
+        self.bump("library-sorts")
+
     def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:
         """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
         function argument fills (nn.Linear's weight.t()), a transposed view of that argument: cuBLAS
@@ -133,6 +162,39 @@ class GpuLibraryCalls(SymPass):
         self._dead.append(alloc)  # erased once the matmul that reads it is gone
         self.bump("transposes-folded")
         return view
+
+
+_ASCENDING = {"ole", "olt", "ule", "ult", "sle", "slt", "ule", "ult"}
+_DESCENDING = {"oge", "ogt", "uge", "ugt", "sge", "sgt"}
+_CMPF_NAMES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
+               "uno", "true"]
+_CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+def _sort_direction(o: ir.Operation) -> str | None:
+    """"asc" / "desc" for a tm_tensor.sort whose comparator is a single compare of the keys' pair
+    (block arguments 0 and 1, in either order), else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 2 or ops[0].name not in ("arith.cmpf", "arith.cmpi") or ops[1].name != "tm_tensor.yield":
+        return None
+    cmp = ops[0]
+    if not (len(ops[1].operands) == 1 and ops[1].operands[0] == cmp.results[0]):
+        return None
+    names = _CMPF_NAMES if cmp.name == "arith.cmpf" else _CMPI_NAMES
+    pred = names[ir.IntegerAttr(cmp.attributes["predicate"]).value]
+    a, b = body.arguments[0], body.arguments[1]
+    if cmp.operands[0] == a and cmp.operands[1] == b:
+        swapped = False
+    elif cmp.operands[0] == b and cmp.operands[1] == a:
+        swapped = True
+    else:
+        return None
+    if pred in _ASCENDING:
+        return "desc" if swapped else "asc"
+    if pred in _DESCENDING:
+        return "asc" if swapped else "desc"
+    return None
 
 
 def _is_zero(v: ir.Value) -> bool:

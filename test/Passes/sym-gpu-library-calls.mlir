@@ -159,3 +159,56 @@ func.func @no_rewrite_when_transpose_has_other_readers(%x: memref<?x16xf32>, %w:
   memref.copy %wt, %z : memref<16x8xf32> to memref<16x8xf32>
   return %ok : i32
 }
+
+// -----
+
+// Sorts (torch.sort, topk) become calls the runtime serves with a stable torch.sort along the
+// dimension; the indices move with the keys. `oge` of (a, b) sorts descending, `ole` ascending, and a
+// comparator with swapped operands flips the direction. One declaration per kind and signature.
+// CHECK-LABEL: func.func @sorts
+// CHECK:         call @__sym_sort_desc_d1_0(%arg0, %arg1) : (memref<?x?xf32>, memref<?x?xi64>) -> ()
+// CHECK:         call @__sym_sort_asc_d0_1(%arg2) : (memref<?xi64>) -> ()
+// CHECK:         call @__sym_sort_asc_d0_1(%arg2) : (memref<?xi64>) -> ()
+// CHECK-NOT:     tm_tensor.sort
+// CHECK:       func.func private @__sym_sort_desc_d1_0(memref<?x?xf32>, memref<?x?xi64>) attributes {sym.library_call = "sort_desc_d1"}
+// CHECK:       func.func private @__sym_sort_asc_d0_1(memref<?xi64>) attributes {sym.library_call = "sort_asc_d0"}
+func.func @sorts(%k: memref<?x?xf32>, %i: memref<?x?xi64>, %u: memref<?xi64>) {
+  tm_tensor.sort dimension(1) outs(%k, %i : memref<?x?xf32>, memref<?x?xi64>) {
+  ^bb0(%a: f32, %b: f32, %x: i64, %y: i64):
+    %c = arith.cmpf oge, %a, %b : f32
+    tm_tensor.yield %c : i1
+  }
+  tm_tensor.sort dimension(0) outs(%u : memref<?xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %c = arith.cmpi sle, %a, %b : i64
+    tm_tensor.yield %c : i1
+  }
+  tm_tensor.sort dimension(0) outs(%u : memref<?xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %c = arith.cmpi sge, %b, %a : i64
+    tm_tensor.yield %c : i1
+  }
+  return
+}
+
+// -----
+
+// Left to the loop lowering: a comparator that is more than one compare of the keys, or compares
+// the second operand (not the keys).
+// CHECK-LABEL: func.func @sorts_left_alone
+// CHECK-COUNT-2: tm_tensor.sort
+// CHECK-NOT:     call @__sym_sort
+func.func @sorts_left_alone(%k: memref<?xf32>, %i: memref<?xi64>) {
+  tm_tensor.sort dimension(0) outs(%k : memref<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %na = arith.negf %a : f32
+    %c = arith.cmpf ole, %na, %b : f32
+    tm_tensor.yield %c : i1
+  }
+  tm_tensor.sort dimension(0) outs(%k, %i : memref<?xf32>, memref<?xi64>) {
+  ^bb0(%a: f32, %b: f32, %x: i64, %y: i64):
+    %c = arith.cmpi sle, %x, %y : i64
+    tm_tensor.yield %c : i1
+  }
+  return
+}

@@ -81,3 +81,19 @@ def test_host_constants_are_real_tensors_when_compiled_under_a_fake_mode():
     t = made["__constant_1x2xi64"]
     assert not isinstance(t, FakeTensor)
     assert t.tolist() == [[7, -1]]
+
+
+def test_library_sort_is_stable_and_moves_the_indices():
+    """Runtime.library_sort (sym-gpu-library-calls' tm_tensor.sort): ties keep their input order, as
+    torch-mlir's comparator (`oge`/`ole`, a left element first while it holds) means; the other
+    operands (the indices) are permuted with the keys."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    keys = torch.tensor([[3.0, 1.0, 3.0, 2.0], [0.0, 5.0, 5.0, -1.0]])
+    idx = torch.arange(4).expand(2, 4).contiguous()
+    Runtime.library_sort(True, 1, keys, idx)
+    assert keys.tolist() == [[3.0, 3.0, 2.0, 1.0], [5.0, 5.0, 0.0, -1.0]]
+    assert idx.tolist() == [[0, 2, 3, 1], [1, 2, 0, 3]]
+    u = torch.tensor([4, 1, 4, 0])
+    Runtime.library_sort(False, 0, u)
+    assert u.tolist() == [0, 1, 4, 4]

@@ -382,6 +382,11 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
+        if callee.startswith("__sym_sort_"):  # __sym_sort_<asc|desc>_d<dim>_<n>
+            _, direction, dim, _ = callee[len("__sym_"):].split("_")
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_sort({direction == 'desc'}, {int(dim[1:])}, {', '.join(args)})")
+            return
         if callee.startswith("__sym_"):
             kind = callee[len("__sym_"):].rsplit("_", 1)[0]
             self.library_calls += 1

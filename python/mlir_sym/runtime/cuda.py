@@ -285,6 +285,14 @@ class Runtime:
     def library_batch_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
 
+    @staticmethod
+    def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
+        """tm_tensor.sort in place: a stable sort of `keys` along `dim`; `others` move with them."""
+        values, perm = torch.sort(keys, dim=dim, descending=descending, stable=True)
+        for o in others:
+            o.copy_(torch.gather(o, dim, perm))
+        keys.copy_(values)
+
     # launches
     def launch(self, k: Kernel, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shm: int,
                args: tuple) -> None:
