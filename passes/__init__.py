@@ -18,6 +18,7 @@ from mlir_sym.passes import (  # noqa: F401
     guard_schedule,
     interchange_for_locality,
     mask_to_where,
+    parallel_dims_first,
     memref_copy_to_linalg,
     nested_assert_to_status,
     readonly_inputs,
