@@ -18,6 +18,14 @@ Sorts (torch.sort, topk, unique, ...): torch-mlir's `tm_tensor.sort` becomes a b
 of the keys (what torch-mlir emits: `ole`/`sle` ascending, `oge`/`sge` descending, ties in input order)
 becomes `func.call @__sym_sort_<asc|desc>_d<dim>_<n>(%keys, %others...)`: the runtime sorts the keys
 with a stable torch.sort along `dim` and gathers the other operands (the indices) along.
+Scans (cumsum, cumprod: `tm_tensor.scan`, a one-thread loop otherwise) whose combiner is one
+`arith.addf/addi/mulf/muli` become `func.call @__sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>(%in, %out,
+%acc)`: torch.cumsum/cumprod along `dim` (an exclusive scan starts from the accumulator's value), the
+accumulator gets the last element.
+Scatters (`index_put`, the fill phase of data-dependent sizes: `tm_tensor.scatter`, a one-thread loop
+otherwise) that overwrite with unique indices or add become `func.call
+@__sym_scatter_<set|add>_m<dims>_<n>(%updates, %indices, %original)`: one `index_put_` with an index
+tensor per dimension of the original (its dimension map, plus the update's own slice positions).
 
 Before:
   linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
@@ -68,6 +76,10 @@ class GpuLibraryCalls(SymPass):
                         continue
                     if o.name == "tm_tensor.sort":
                         self._sort(module, o, decls)
+                    elif o.name == "tm_tensor.scan":
+                        self._scan(module, o, decls)
+                    elif o.name == "tm_tensor.scatter":
+                        self._scatter(module, o, decls)
                     prev = o
 
     @staticmethod
@@ -109,12 +121,37 @@ class GpuLibraryCalls(SymPass):
         self.bump("library-calls")
 
 
+    def _scan(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        combine = _scan_combiner(o)
+        if combine is None or len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+            return
+        dim = ir.IntegerAttr(o.attributes["dimension"]).value
+        inclusive = ir.BoolAttr(o.attributes["inclusive"]).value
+        self._library_call(module, o, decls, f"scan_{combine}_{'inc' if inclusive else 'exc'}_d{dim}")
+        self.bump("library-scans")
+
+    def _scatter(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        combine = _scatter_combiner(o)
+        if combine is None or len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+            return
+        unique = "unique_indices" in o.attributes and ir.BoolAttr(o.attributes["unique_indices"]).value
+        if combine == "set" and not unique:
+            return  # duplicate indices: the loop's last-writer order is the semantics; keep it
+        dims = list(ir.DenseI64ArrayAttr(o.attributes["dimension_map"]))
+        self._library_call(module, o, decls, f"scatter_{combine}_m{'x'.join(str(d) for d in dims)}")
+        self.bump("library-scatters")
+
     def _sort(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
         direction = _sort_direction(o)
         if direction is None or not o.operands or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
             return
         dim = ir.IntegerAttr(o.attributes["dimension"]).value
-        kind = f"sort_{direction}_d{dim}"
+        self._library_call(module, o, decls, f"sort_{direction}_d{dim}")
+        self.bump("library-sorts")
+
+    @staticmethod
+    def _library_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str) -> None:
+        """Replace `o` by a call of the runtime's `kind` on its operands (one declaration per kind and signature)."""
         types = [v.type for v in o.operands]
         sig = f"{kind}:{','.join(str(t) for t in types)}"
         if sig not in decls:
@@ -126,7 +163,6 @@ class GpuLibraryCalls(SymPass):
         with ir.InsertionPoint(o), o.location:
             func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), list(o.operands))
         o.erase()
-        self.bump("library-sorts")
 
     def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:
         """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
@@ -194,6 +230,42 @@ def _sort_direction(o: ir.Operation) -> str | None:
         return "desc" if swapped else "asc"
     if pred in _DESCENDING:
         return "asc" if swapped else "desc"
+    return None
+
+
+_SCAN_COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul"}
+
+
+def _scan_combiner(o: ir.Operation) -> str | None:
+    """"add" / "mul" for a tm_tensor.scan whose region combines its two arguments with one op, else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 2 or ops[0].name not in _SCAN_COMBINERS or ops[1].name != "tm_tensor.yield":
+        return None
+    args = list(body.arguments)
+    if len(args) != 2 or not (len(ops[1].operands) == 1 and ops[1].operands[0] == ops[0].results[0]):
+        return None
+    a, b = ops[0].operands[0], ops[0].operands[1]
+    if not ((a == args[0] and b == args[1]) or (a == args[1] and b == args[0])):
+        return None
+    return _SCAN_COMBINERS[ops[0].name]
+
+
+def _scatter_combiner(o: ir.Operation) -> str | None:
+    """"set" when a tm_tensor.scatter's region yields the update, "add" when it yields update +
+    original (either order), else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    args = list(body.arguments)
+    if len(args) != 2 or ops[-1].name != "tm_tensor.yield" or len(ops[-1].operands) != 1:
+        return None
+    y = ops[-1].operands[0]
+    if len(ops) == 1:
+        return "set" if y == args[0] else None
+    if len(ops) == 2 and ops[0].name in ("arith.addf", "arith.addi") and y == ops[0].results[0]:
+        a, b = ops[0].operands[0], ops[0].operands[1]
+        if (a == args[0] and b == args[1]) or (a == args[1] and b == args[0]):
+            return "add"
     return None
 
 

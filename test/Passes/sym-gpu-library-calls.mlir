@@ -212,3 +212,57 @@ func.func @sorts_left_alone(%k: memref<?xf32>, %i: memref<?xi64>) {
   }
   return
 }
+
+// -----
+
+// Scans (cumsum, cumprod) become calls the runtime serves with torch.cumsum / torch.cumprod.
+// CHECK-LABEL: func.func @scans
+// CHECK:         call @__sym_scan_add_inc_d1_0(%arg0, %arg1, %arg2) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>) -> ()
+// CHECK:         call @__sym_scan_mul_exc_d0_1(%arg3, %arg4, %arg5) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+// CHECK:         tm_tensor.scan
+// CHECK:       func.func private @__sym_scan_add_inc_d1_0({{.*}}) attributes {sym.library_call = "scan_add_inc_d1"}
+func.func @scans(%x: memref<?x?xf32>, %o: memref<?x?xf32>, %a: memref<?xf32>, %y: memref<?xi64>, %p: memref<?xi64>, %b: memref<i64>) {
+  tm_tensor.scan dimension(1) inclusive(true) ins(%x : memref<?x?xf32>) outs(%o, %a : memref<?x?xf32>, memref<?xf32>) {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    tm_tensor.yield %s : f32
+  }
+  tm_tensor.scan dimension(0) inclusive(false) ins(%y : memref<?xi64>) outs(%p, %b : memref<?xi64>, memref<i64>) {
+  ^bb0(%u: i64, %v: i64):
+    %s = arith.muli %v, %u : i64
+    tm_tensor.yield %s : i64
+  }
+  // left alone: not a single add/mul of the two arguments
+  tm_tensor.scan dimension(0) inclusive(true) ins(%y : memref<?xi64>) outs(%p, %b : memref<?xi64>, memref<i64>) {
+  ^bb0(%u: i64, %v: i64):
+    %s = arith.maxsi %u, %v : i64
+    tm_tensor.yield %s : i64
+  }
+  return
+}
+
+// -----
+
+// Scatters (index_put; the fill of data-dependent sizes) become index_put_ calls: an overwrite with
+// unique indices, or an add. An overwrite whose indices may repeat keeps the loop (its order decides).
+// CHECK-LABEL: func.func @scatters
+// CHECK:         call @__sym_scatter_set_m0_0(%arg0, %arg1, %arg2) : (memref<?x1x?xf32>, memref<?x1xi64>, memref<?x?xf32>) -> ()
+// CHECK:         call @__sym_scatter_add_m0_1(%arg3, %arg1, %arg4) : (memref<?x1xf32>, memref<?x1xi64>, memref<?xf32>) -> ()
+// CHECK:         tm_tensor.scatter
+// CHECK:       func.func private @__sym_scatter_set_m0_0({{.*}}) attributes {sym.library_call = "scatter_set_m0"}
+func.func @scatters(%u: memref<?x1x?xf32>, %i: memref<?x1xi64>, %o: memref<?x?xf32>, %v: memref<?x1xf32>, %p: memref<?xf32>) {
+  tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(true) ins(%u, %i : memref<?x1x?xf32>, memref<?x1xi64>) outs(%o : memref<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    tm_tensor.yield %a : f32
+  }
+  tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%v, %i : memref<?x1xf32>, memref<?x1xi64>) outs(%p : memref<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a : f32
+    tm_tensor.yield %s : f32
+  }
+  tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%v, %i : memref<?x1xf32>, memref<?x1xi64>) outs(%p : memref<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    tm_tensor.yield %a : f32
+  }
+  return
+}

@@ -105,3 +105,54 @@ def test_topk_sorts_with_a_library_call(tmp_path, monkeypatch):
     with torch._dynamo.config.patch(**DYNAMO_SETTINGS), torch.no_grad():
         torch.compile(BY_NAME["top_k_filter"].fn, backend=be, dynamic=True)(*BY_NAME["top_k_filter"].inputs(6, "random"))
     assert "rt.library_sort(True, 1, " in codes[0].program.source
+
+
+def test_cumsum_scans_with_a_library_call(tmp_path, monkeypatch):
+    """cumsum is a torch.cumsum call from the host program, not a one-thread loop over the rows."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    codes = []
+
+    def compiler(gm, _):
+        codes.append(codegen_variant(import_graph(gm), "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    with torch.no_grad():
+        torch.compile(lambda x: torch.cumsum(x, 1) * 2, backend=be, dynamic=True)(torch.randn(5, 7))
+    assert "rt.library_scan('add', True, 1, " in codes[0].program.source
+
+
+def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
+    """The fill phase of `x[mask]` (positions by cumsum, rows placed by scatter) calls torch.cumsum and
+    index_put_ from the host program: no one-thread loop over the elements remains."""
+    import re
+
+    from mlir_sym import datadep
+    from mlir_sym.capture import compile_graph
+    from test_datadep import BY_NAME as DD, DYNAMO_SETTINGS as DD_SETTINGS
+
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    codes = []
+
+    def compile_and_codegen(gm, name="main", **kw):
+        art, ig, st = compile_graph(gm, name=name, **kw)
+        codes.append(codegen_variant(ig, name, {}, CompileStats()))
+        return art, ig, st
+
+    def compiler(gm, _):
+        datadep.compile_graph(gm, compile_and_codegen)
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    case = DD["ragged_pack"]
+    with torch._dynamo.config.patch(**DD_SETTINGS), torch.no_grad():
+        torch.compile(case.fn, backend=be, dynamic=True)(*case.inputs(6, "random"))
+    fill = codes[-1].program.source
+    assert "rt.library_scatter(" in fill and "rt.library_scan(" in fill
+    serial = re.findall(r"rt\.launch\((K_\w+), (v\d+), \2, \2, \2, \2, \2,", fill)
+    for kernel, _ in serial:  # what still runs in one thread is straight-line scalar code
+        entry = codes[-1].aliases.get(kernel[2:], kernel[2:])
+        body = codes[-1].ptx.split(f".entry {entry}(")[1].split(".entry")[0]
+        assert not re.search(r"bra(\.uni)?\s+\$L__BB", body), kernel

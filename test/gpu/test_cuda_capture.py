@@ -3,6 +3,7 @@ CUDA tensors): scaled_dot_product_attention is traced in its math form, not as a
 (flash / memory-efficient / cuDNN attention) that torch-mlir cannot lower."""
 from __future__ import annotations
 
+import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -97,3 +98,76 @@ def test_library_sort_is_stable_and_moves_the_indices():
     u = torch.tensor([4, 1, 4, 0])
     Runtime.library_sort(False, 0, u)
     assert u.tolist() == [0, 1, 4, 4]
+
+
+def _scan_reference(combine, inclusive, dim, src, acc):
+    """tm_tensor.scan's scalar semantics (torch-mlir's tm-tensor-to-loops): out[0] = in[0] (inclusive)
+    or acc (exclusive); out[i] = f(out[i-1], in[i]) (inclusive) or f(out[i-1], in[i-1]); acc = out[-1]."""
+    f = (lambda a, b: a + b) if combine == "add" else (lambda a, b: a * b)
+    s, a = src.movedim(dim, -1), acc.clone()
+    out = torch.empty_like(s)
+    for i in range(s.shape[-1]):
+        if i == 0:
+            out[..., 0] = s[..., 0] if inclusive else a
+        else:
+            out[..., i] = f(out[..., i - 1], s[..., i] if inclusive else s[..., i - 1])
+    return out.movedim(-1, dim), out[..., -1]
+
+
+@pytest.mark.parametrize("combine", ["add", "mul"])
+@pytest.mark.parametrize("inclusive", [True, False])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_library_scan_matches_the_scan_semantics(combine, inclusive, dim):
+    """Runtime.library_scan (sym-gpu-library-calls' tm_tensor.scan) against the loop semantics."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    src = torch.randint(-3, 4, (3, 5), dtype=torch.int64)
+    acc = torch.randint(1, 3, (5 if dim == 0 else 3,), dtype=torch.int64)
+    want_out, want_acc = _scan_reference(combine, inclusive, dim, src, acc)
+    out = torch.empty_like(src)
+    Runtime.library_scan(combine, inclusive, dim, src, out, acc)
+    assert out.tolist() == want_out.tolist()
+    assert acc.tolist() == want_acc.tolist()
+
+
+def _scatter_reference(add, dim_map, updates, indices, original):
+    """tm_tensor.scatter's scalar semantics (tm-tensor-to-loops), element by element."""
+    out = original.clone()
+    rank, k = out.dim(), updates.dim() - 1
+    for ivs in torch.cartesian_prod(*[torch.arange(s) for s in updates.shape]).reshape(-1, updates.dim()).tolist():
+        starts = [None] * rank
+        for j, iv in enumerate(ivs[1:]):
+            starts[j + rank - k] = iv
+        for i, d in enumerate(dim_map):
+            idx = int(indices[ivs[0], i])
+            starts[d] = idx if starts[d] is None else starts[d] + idx
+        u = updates[tuple(ivs)]
+        out[tuple(starts)] = out[tuple(starts)] + u if add else u
+    return out
+
+
+@pytest.mark.parametrize("updates_shape,original_shape,dim_map,add", [
+    ((3, 1, 1), (5, 1), (0,), False),   # the fill of nonzero: one row per selected element
+    ((3, 1, 4), (5, 4), (0,), False),   # x[mask] rows
+    ((3, 4), (6, 5), (0,), False),      # rows of 4 into rows of 5 (the slice starts at column 0)
+    ((4, 1), (5,), (0,), True),         # index_put accumulate with a repeated index
+    ((2, 1), (3, 4), (0, 1), False),    # two index columns: single elements
+])
+def test_library_scatter_matches_the_scatter_semantics(updates_shape, original_shape, dim_map, add):
+    """Runtime.library_scatter (sym-gpu-library-calls' tm_tensor.scatter) against the loop semantics."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    g = torch.Generator().manual_seed(0)
+    updates = torch.randint(1, 9, updates_shape, generator=g).float()
+    n = updates_shape[0]
+    k = len(updates_shape) - 1
+    cols = []
+    for i, d in enumerate(dim_map):
+        size = original_shape[d] - (updates_shape[d - (len(original_shape) - k) + 1] - 1
+                                    if d >= len(original_shape) - k else 0)
+        cols.append(torch.tensor([0, 2, 0, 1][:n]) if add else torch.randperm(size, generator=g)[:n])
+    indices = torch.stack(cols, 1)
+    original = torch.randint(-5, 5, original_shape, generator=g).float()
+    want = _scatter_reference(add, dim_map, updates, indices, original)
+    Runtime.library_scatter(add, dim_map, updates, indices, original)
+    assert original.tolist() == want.tolist()

@@ -382,6 +382,17 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
+        if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>
+            _, combine, inc, dim, _ = callee[len("__sym_"):].split("_")
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_scan({combine!r}, {inc == 'inc'}, {int(dim[1:])}, {', '.join(args)})")
+            return
+        if callee.startswith("__sym_scatter_"):  # __sym_scatter_<set|add>_m<d0xd1...>_<n>
+            _, combine, dims, _ = callee[len("__sym_"):].split("_")
+            dim_map = tuple(int(d) for d in dims[1:].split("x"))
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_scatter({combine == 'add'}, {dim_map!r}, {', '.join(args)})")
+            return
         if callee.startswith("__sym_sort_"):  # __sym_sort_<asc|desc>_d<dim>_<n>
             _, direction, dim, _ = callee[len("__sym_"):].split("_")
             self.library_calls += 1

@@ -293,6 +293,50 @@ class Runtime:
             o.copy_(torch.gather(o, dim, perm))
         keys.copy_(values)
 
+    @staticmethod
+    def library_scan(combine: str, inclusive: bool, dim: int, src: torch.Tensor, out: torch.Tensor,
+                     acc: torch.Tensor) -> None:
+        """tm_tensor.scan: out = cumsum/cumprod of `src` along `dim` (exclusive: starting from `acc`'s
+        value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's last slice."""
+        n = src.shape[dim]
+        if n == 0:
+            return
+        scan = torch.cumsum if combine == "add" else torch.cumprod
+        if inclusive:
+            out.copy_(scan(src, dim, dtype=out.dtype))
+        else:
+            start = acc.unsqueeze(dim)
+            out.narrow(dim, 0, 1).copy_(start)
+            if n > 1:
+                part = scan(src.narrow(dim, 0, n - 1), dim, dtype=out.dtype)
+                out.narrow(dim, 1, n - 1).copy_(start + part if combine == "add" else start * part)
+        acc.copy_(out.select(dim, n - 1))
+
+    @staticmethod
+    def library_scatter(add: bool, dim_map: tuple, updates: torch.Tensor, indices: torch.Tensor,
+                        original: torch.Tensor) -> None:
+        """tm_tensor.scatter in place: for every update element (n, j1..jk), original[p] = u (or
+        original[p] + u), where p's last k dims are j1..jk and dimension dim_map[i] is offset by
+        indices[n, i]. One index_put_ with an index tensor per dimension of `original`."""
+        rank, k = original.dim(), updates.dim() - 1
+        if updates.numel() == 0:
+            return
+        offset = rank - k
+        pos: list = [None] * rank
+        for d in range(offset, rank):  # the update's own slice dims
+            axis = d - offset + 1
+            shape = [1] * updates.dim()
+            shape[axis] = updates.shape[axis]
+            pos[d] = torch.arange(updates.shape[axis], device=updates.device).view(shape)
+        lead = [updates.shape[0]] + [1] * k
+        for i, d in enumerate(dim_map):
+            idx = indices[:, i].long().view(lead)
+            pos[d] = idx if pos[d] is None else pos[d] + idx
+        if any(p is None for p in pos):
+            raise KernelLaunchError(f"scatter: dimension {pos.index(None)} of the original is not indexed")
+        index = tuple(torch.broadcast_to(p, updates.shape) for p in pos)
+        original.index_put_(index, updates, accumulate=add)
+
     # launches
     def launch(self, k: Kernel, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shm: int,
                args: tuple) -> None:
