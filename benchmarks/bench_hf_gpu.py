@@ -27,22 +27,13 @@ import time
 MODELS = ("gpt2", "bert", "t5")
 
 
-def make_model(name: str):
-    from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, T5Config, T5Model
-
-    if name == "gpt2":
-        return GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=8000, n_positions=1024))
-    if name == "bert":
-        return BertModel(BertConfig(num_hidden_layers=4, hidden_size=256, num_attention_heads=4,
-                                    intermediate_size=1024, vocab_size=8000))
-    return T5Model(T5Config(num_layers=4, d_model=256, num_heads=4, d_ff=1024, d_kv=64, vocab_size=8000))
-
-
 def worker(model_name: str, backend: str) -> dict:
     """One measurement, in this (fresh) process."""
     import torch
     import torch._dynamo
     from torch._dynamo.utils import counters
+
+    from bench_gpu_compile import make_model  # the same configs as gpu_reference.py
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)

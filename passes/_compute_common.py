@@ -34,3 +34,12 @@ def constant_value(v: ir.Value) -> int | float | None:
     if isinstance(attr, ir.IntegerAttr):
         return ir.IntegerAttr(attr).value
     return None
+
+
+def walk_ops(op: ir.Operation):
+    """Every operation nested in `op` (not `op` itself), in pre-order."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child.operation
+                yield from walk_ops(child.operation)

@@ -105,17 +105,7 @@ class GpuLibraryCalls(SymPass):
         if init:
             kind += "_init"
             prev.erase()
-        types = [v.type for v in (a, b, c)]
-        sig = f"{kind}:{','.join(str(t) for t in types)}"
-        if sig not in decls:
-            name = f"__sym_{kind}_{len(decls)}"
-            decls[sig] = name
-            with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
-                f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
-                f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
-        with ir.InsertionPoint(o), o.location:
-            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), [a, b, c])
-        o.erase()
+        self._library_call(module, o, decls, kind, [a, b, c])
         for dead in self._dead:
             dead.erase()
         self.bump("library-calls")
@@ -150,9 +140,12 @@ class GpuLibraryCalls(SymPass):
         self.bump("library-sorts")
 
     @staticmethod
-    def _library_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str) -> None:
-        """Replace `o` by a call of the runtime's `kind` on its operands (one declaration per kind and signature)."""
-        types = [v.type for v in o.operands]
+    def _library_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
+                      operands: list[ir.Value] | None = None) -> None:
+        """Replace `o` by a call of the runtime's `kind` on `operands` (default: its own), with one
+        private declaration per kind and signature."""
+        operands = list(o.operands) if operands is None else operands
+        types = [v.type for v in operands]
         sig = f"{kind}:{','.join(str(t) for t in types)}"
         if sig not in decls:
             name = f"__sym_{kind}_{len(decls)}"
@@ -161,7 +154,7 @@ class GpuLibraryCalls(SymPass):
                 f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
                 f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
         with ir.InsertionPoint(o), o.location:
-            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), list(o.operands))
+            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), operands)
         o.erase()
 
     def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:

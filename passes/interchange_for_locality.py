@@ -24,15 +24,8 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
+from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield child.operation
-                yield from _walk(child.operation)
 
 
 def _strided(maps: list[ir.AffineMap], dim: int) -> int:
@@ -52,7 +45,7 @@ class InterchangeForLocality(SymPass):
     name = "sym-interchange-for-locality"
 
     def run(self, op: ir.Operation) -> None:
-        for o in list(_walk(op)):
+        for o in list(walk_ops(op)):
             if o.name == "linalg.generic":
                 self._generic(o)
 
@@ -62,7 +55,7 @@ class InterchangeForLocality(SymPass):
         n = len(iters)
         if n < 2 or not all(m.is_projected_permutation for m in maps) or any(m.n_symbols for m in maps):
             return
-        if any(c.name == "linalg.index" for c in _walk(o)):
+        if any(c.name == "linalg.index" for c in walk_ops(o)):
             return
         parallel = [d for d in range(n) if "parallel" in str(iters[d])]
         if not parallel:

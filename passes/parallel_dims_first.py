@@ -21,15 +21,8 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
+from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield child.operation
-                yield from _walk(child.operation)
 
 
 def _iterators(op: ir.Operation) -> list[str]:
@@ -43,14 +36,14 @@ class ParallelDimsFirst(SymPass):
     name = "sym-parallel-dims-first"
 
     def run(self, op: ir.Operation) -> None:
-        for g in list(_walk(op)):
+        for g in list(walk_ops(op)):
             if g.name != "linalg.generic":
                 continue
             its = _iterators(g)
             order = [d for d, t in enumerate(its) if t == "parallel"] + [d for d, t in enumerate(its) if t != "parallel"]
             if order == list(range(len(its))):
                 continue
-            if any(o.name == "linalg.index" for o in _walk(g)):
+            if any(o.name == "linalg.index" for o in walk_ops(g)):
                 self.bump("skipped-linalg-index")
                 continue
             # old dim order[k] becomes new dim k: each map's old d_i is new d_{pos[i]}

@@ -40,6 +40,23 @@ def _codegen(case: Case) -> list:
     return codes
 
 
+def _codegen_fn(fn, args, settings: dict | None = None) -> list:
+    """The generic variant's GPU code of every graph `fn` compiles to (Dynamo + AOTAutograd, dynamic)."""
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm)
+        check_supported(ig)
+        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    with torch._dynamo.config.patch(**(settings or {})), torch.no_grad():
+        torch.compile(fn, backend=be, dynamic=True)(*args)
+    return codes
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
 def test_ptx_for_case(case: Case, tmp_path, monkeypatch):
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
@@ -73,18 +90,7 @@ def test_masked_patterns_read_counts_back_on_the_host(name, tmp_path, monkeypatc
 
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     case = BY_NAME[name]
-    codes = []
-
-    def compiler(gm, _):
-        ig = import_graph(gm)
-        check_supported(ig)
-        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
-    torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
-    with torch._dynamo.config.patch(**DYNAMO_SETTINGS), torch.no_grad():
-        torch.compile(case.fn, backend=be, dynamic=True)(*case.inputs(6, "random"))
+    codes = _codegen_fn(case.fn, case.inputs(6, "random"), DYNAMO_SETTINGS)
     assert codes and any("rt.read(" in c.program.source for c in codes)
 
 
@@ -94,32 +100,15 @@ def test_topk_sorts_with_a_library_call(tmp_path, monkeypatch):
     from test_masks import BY_NAME, DYNAMO_SETTINGS
 
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
-    codes = []
-
-    def compiler(gm, _):
-        codes.append(codegen_variant(import_graph(gm), "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
-    torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
-    with torch._dynamo.config.patch(**DYNAMO_SETTINGS), torch.no_grad():
-        torch.compile(BY_NAME["top_k_filter"].fn, backend=be, dynamic=True)(*BY_NAME["top_k_filter"].inputs(6, "random"))
+    case = BY_NAME["top_k_filter"]
+    codes = _codegen_fn(case.fn, case.inputs(6, "random"), DYNAMO_SETTINGS)
     assert "rt.library_sort(True, 1, " in codes[0].program.source
 
 
 def test_cumsum_scans_with_a_library_call(tmp_path, monkeypatch):
     """cumsum is a torch.cumsum call from the host program, not a one-thread loop over the rows."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
-    codes = []
-
-    def compiler(gm, _):
-        codes.append(codegen_variant(import_graph(gm), "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
-    torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
-    with torch.no_grad():
-        torch.compile(lambda x: torch.cumsum(x, 1) * 2, backend=be, dynamic=True)(torch.randn(5, 7))
+    codes = _codegen_fn(lambda x: torch.cumsum(x, 1) * 2, (torch.randn(5, 7),))
     assert "rt.library_scan('add', True, 1, " in codes[0].program.source
 
 
