@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU path's checks on a machine with a GPU, logs under $OUT (default /tmp/gpu_out), a short
+# summary on stdout. From the project root, after `bash ../shared/gpu/stage.sh` here and, there,
+# `source .gpu/gpu-env.sh`:
+#   bash scripts/gpu_check.sh tests     # test/gpu on the device (e2e, data-dependent, masked)
+#   bash scripts/gpu_check.sh kernels   # gpu_reference.py kernels + tiny graph, inductor side by side
+#   bash scripts/gpu_check.sh masks     # bench_masks.py --device cuda, both suites
+#   bash scripts/gpu_check.sh compile   # bench_hf_gpu.py (one process per row; about 10 minutes)
+set -u
+out=${OUT:-/tmp/gpu_out}
+mkdir -p "$out"
+python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
+export MLIR_SYM_CACHE_DIR=${MLIR_SYM_CACHE_DIR:-/tmp/mlir_sym_cache}
+for what in "${@:-tests}"; do
+  case $what in
+    tests)
+      timeout 450 python3 -m pytest -q test/gpu/test_gpu_e2e.py test/gpu/test_gpu_datadep.py test/gpu/test_gpu_masks.py \
+        test/python/test_direct_calls.py > "$out/tests.log" 2>&1
+      tail -1 "$out/tests.log"; grep -E "^FAILED" "$out/tests.log" | head -20 ;;
+    kernels)
+      timeout 300 python3 .gpu/gpu_reference.py --backends inductor,mlir_sym --skip-hf --json "$out/reference.json" \
+        > "$out/reference.log" 2>&1
+      grep -E "tiny graph" "$out/reference.log" ;;
+    masks)
+      for suite in masks datadep; do
+        timeout 280 python3 benchmarks/bench_masks.py --device cuda --no-inductor --repeat 5 --suite $suite \
+          > "$out/masks_$suite.log" 2>&1
+        grep -E "^[a-z_]+ +(masks|datadep) " "$out/masks_$suite.log"
+      done ;;
+    compile)
+      timeout 590 python3 benchmarks/bench_hf_gpu.py --json "$out/hf_compile.json" > "$out/hf_compile.log" 2>&1
+      tail -12 "$out/hf_compile.log" ;;
+    *) echo "unknown check: $what (tests, kernels, masks, compile)"; exit 2 ;;
+  esac
+done
