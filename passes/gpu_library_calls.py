@@ -22,6 +22,12 @@ Scans (cumsum, cumprod: `tm_tensor.scan`, a one-thread loop otherwise) whose com
 `arith.addf/addi/mulf/muli` become `func.call @__sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>(%in, %out,
 %acc)`: torch.cumsum/cumprod along `dim` (an exclusive scan starts from the accumulator's value), the
 accumulator gets the last element.
+Contractions that elementwise fusion turned into `linalg.generic`s (GPT-2's `x.view(-1, C) @ W` becomes
+a 4-loop generic once the reshape is folded through it: no matmul was left for cuBLAS, and the
+contraction ran as our own loops), i.e. a generic whose body is `out + a * b` over two float inputs
+indexed by projected permutations, become `func.call @__sym_einsum[_init]_<a>_<b>_<out>_<n>`: the
+runtime computes `torch.einsum("<a>,<b>-><out>", ...)` (cuBLAS for these shapes) into the output,
+replacing it when a zero fill of the output comes right before (`_init`), else adding to it.
 Scatters (`index_put`, the fill phase of data-dependent sizes: `tm_tensor.scatter`, a one-thread loop
 otherwise) that overwrite with unique indices or add become `func.call
 @__sym_scatter_<set|add>_m<dims>_<n>(%updates, %indices, %original)`: one `index_put_` with an index
@@ -74,6 +80,10 @@ class GpuLibraryCalls(SymPass):
                         self._replace(module, o, prev, decls)
                         prev = None
                         continue
+                    if o.name == "linalg.generic" and _einsum_equation(o) is not None:
+                        self._einsum(module, o, prev, decls)
+                        prev = None
+                        continue
                     if o.name == "tm_tensor.sort":
                         self._sort(module, o, decls)
                     elif o.name == "tm_tensor.scan":
@@ -110,6 +120,15 @@ class GpuLibraryCalls(SymPass):
             dead.erase()
         self.bump("library-calls")
 
+
+    def _einsum(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
+        a, b, out = _einsum_equation(o)
+        c = o.operands[2]
+        fill = _zero_fill_before(o, c)
+        if fill is not None:
+            fill.erase()
+        self._library_call(module, o, decls, f"einsum{'_init' if fill is not None else ''}_{a}_{b}_{out}")
+        self.bump("library-einsums")
 
     def _scan(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
         combine = _scan_combiner(o)
@@ -224,6 +243,88 @@ def _sort_direction(o: ir.Operation) -> str | None:
     if pred in _DESCENDING:
         return "asc" if swapped else "desc"
     return None
+
+
+_NO_WRITES = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.dim", "memref.cast",
+              "memref.reinterpret_cast", "memref.alloc", "arith.", "affine.apply", "index.")
+
+
+def _zero_fill_before(o: ir.Operation, c: ir.Value) -> ir.Operation | None:
+    """The `linalg.fill` of zero into `c` that `o` follows, with only ops that write no memory (views,
+    sizes, allocations, scalar arithmetic) in between; else None."""
+    cur = o.operation
+    while True:
+        prev = _previous_op(cur)
+        if prev is None:
+            return None
+        if prev.name == "linalg.fill":
+            ok = len(prev.operands) == 2 and any(prev.operands[1] == v for v in _whole_views(c)) \
+                and _is_zero(prev.operands[0])
+            return prev if ok else None
+        if not prev.name.startswith(_NO_WRITES):
+            return None
+        cur = prev
+
+
+def _whole_views(v: ir.Value) -> list[ir.Value]:
+    """`v` and the buffers it reshapes (expand/collapse_shape: the same elements, all of them)."""
+    out = [v]
+    op = defining_op(v)
+    while op is not None and op.name in ("memref.expand_shape", "memref.collapse_shape"):
+        out.append(op.operands[0])
+        op = defining_op(op.operands[0])
+    return out
+
+
+def _previous_op(o: ir.Operation) -> ir.Operation | None:
+    prev = None
+    for child in o.block.operations:
+        if child.operation == o:
+            return prev
+        prev = child.operation
+    return None
+
+
+def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
+    """The einsum subscripts (a, b, out) of a linalg.generic on memrefs that computes
+    `out += a * b` summed over the dims `out` lacks, else None."""
+    if len(o.operands) != 3 or len(o.results) or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+        return None
+    if len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) != 1 or \
+            str(ir.MemRefType(o.operands[0].type).element_type) not in _LIBRARY_ELEMENTS:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
+    its = [str(t).split("<")[-1].rstrip(">") for t in ir.ArrayAttr(o.attributes["iterator_types"])]
+    if "reduction" not in its or len(its) > 26:
+        return None
+    subs = []
+    for m in maps:
+        if not all(isinstance(r, ir.AffineDimExpr) for r in m.results):
+            return None
+        dims = [r.position for r in m.results]
+        if len(set(dims)) != len(dims):
+            return None
+        subs.append(dims)
+    out, ins = set(subs[2]), set(subs[0]) | set(subs[1])
+    if any((its[d] == "parallel") != (d in out) for d in range(len(its))):
+        return None  # parallel dims are exactly the output's; the others are summed
+    if any(d not in ins for d in range(len(its)) if its[d] != "parallel"):
+        return None  # a reduction over a dim no input has would multiply by its size: not an einsum
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 3 or ops[0].name != "arith.mulf" or ops[1].name != "arith.addf" or ops[2].name != "linalg.yield":
+        return None
+    x, y, acc = body.arguments
+    mul, add = ops[0], ops[1]
+    if not ((mul.operands[0] == x and mul.operands[1] == y) or (mul.operands[0] == y and mul.operands[1] == x)):
+        return None
+    if not ((add.operands[0] == acc and add.operands[1] == mul.results[0])
+            or (add.operands[1] == acc and add.operands[0] == mul.results[0])):
+        return None
+    if not (len(ops[2].operands) == 1 and ops[2].operands[0] == add.results[0]):
+        return None
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return tuple("".join(letters[d] for d in dims) for dims in subs)  # type: ignore[return-value]
 
 
 _SCAN_COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul"}

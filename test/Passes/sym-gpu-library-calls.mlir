@@ -266,3 +266,57 @@ func.func @scatters(%u: memref<?x1x?xf32>, %i: memref<?x1xi64>, %o: memref<?x?xf
   }
   return
 }
+
+// -----
+
+// Contractions that elementwise fusion generalized (GPT-2's x.view(-1, C) @ W with the reshape folded
+// through it) become einsum calls; a zero fill of the output just before (views and sizes in
+// between) makes it an `_init` call and goes.
+// CHECK-LABEL: func.func @contractions
+// CHECK-NOT:     linalg.fill
+// CHECK:         call @__sym_einsum_init_abd_dc_abc_0(%arg0, %arg1, %[[C:.*]]) : (memref<?x?x256xf32>, memref<256x768xf32>, memref<?x?x768xf32>) -> ()
+// CHECK:         call @__sym_einsum_abce_abde_abcd_1(%arg3, %arg4, %arg5)
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:       func.func private @__sym_einsum_init_abd_dc_abc_0({{.*}}) attributes {sym.library_call = "einsum_init_abd_dc_abc"}
+func.func @contractions(%x: memref<?x?x256xf32>, %w: memref<256x768xf32>, %flat: memref<?x768xf32>,
+                        %q: memref<?x4x?x64xf32>, %k: memref<?x4x?x64xf32>, %s: memref<?x4x?x?xf32>, %o: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %d0 = memref.dim %x, %c0 : memref<?x?x256xf32>
+  %d1 = memref.dim %x, %c1 : memref<?x?x256xf32>
+  linalg.fill ins(%zero : f32) outs(%flat : memref<?x768xf32>)
+  %c = memref.expand_shape %flat [[0, 1], [2]] output_shape [%d0, %d1, 768] : memref<?x768xf32> into memref<?x?x768xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x256xf32>, memref<256x768xf32>) outs(%c : memref<?x?x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  // q @ k^T per batch and head, accumulating (no fill)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>,
+                                   affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>,
+                                   affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<?x4x?x64xf32>, memref<?x4x?x64xf32>) outs(%s : memref<?x4x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %r = arith.addf %m, %acc : f32
+    linalg.yield %r : f32
+  }
+  // left alone: the body is not out + a * b
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%o, %o : memref<?x?xf32>, memref<?x?xf32>) outs(%o : memref<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.maximumf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -145,3 +145,17 @@ def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
         entry = codes[-1].aliases.get(kernel[2:], kernel[2:])
         body = codes[-1].ptx.split(f".entry {entry}(")[1].split(".entry")[0]
         assert not re.search(r"bra(\.uni)?\s+\$L__BB", body), kernel
+
+
+def test_generalized_contraction_is_a_library_call(tmp_path, monkeypatch):
+    """GPT-2's `x.view(-1, C) @ W` (Conv1D's addmm): elementwise fusion folds the reshape through the
+    matmul and generalizes it; it still goes to cuBLAS (an einsum call), not to our loops."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    w, b = torch.randn(8, 12), torch.randn(12)
+
+    def conv1d(x):
+        return torch.addmm(b, x.view(-1, x.size(-1)), w).view(x.size(0), x.size(1), 12)
+
+    codes = _codegen_fn(conv1d, (torch.randn(2, 5, 8),))
+    src = codes[0].program.source
+    assert "rt.library_einsum(True, 'abd,dc->abc', " in src

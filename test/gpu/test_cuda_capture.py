@@ -171,3 +171,17 @@ def test_library_scatter_matches_the_scatter_semantics(updates_shape, original_s
     want = _scatter_reference(add, dim_map, updates, indices, original)
     Runtime.library_scatter(add, dim_map, updates, indices, original)
     assert original.tolist() == want.tolist()
+
+
+def test_library_einsum_sets_or_accumulates():
+    """Runtime.library_einsum (sym-gpu-library-calls' generalized contractions): `c = einsum` after a
+    folded zero fill, `c += einsum` otherwise; strided views in and out."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(2, 3, 4, generator=g), torch.randn(5, 4, generator=g).t()  # w: a transposed view
+    c = torch.full((2, 3, 5), 7.0)
+    Runtime.library_einsum(True, "abd,dc->abc", x, w, c)
+    torch.testing.assert_close(c, x @ w)
+    Runtime.library_einsum(False, "abd,dc->abc", x, w, c)
+    torch.testing.assert_close(c, 2 * (x @ w))

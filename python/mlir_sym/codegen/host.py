@@ -382,6 +382,13 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
+        if callee.startswith("__sym_einsum_"):  # __sym_einsum[_init]_<a>_<b>_<out>_<n>
+            parts = callee[len("__sym_einsum_"):].split("_")
+            init = parts[0] == "init"
+            a, b, out = parts[1:4] if init else parts[0:3]
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_einsum({init}, '{a},{b}->{out}', {', '.join(args)})")
+            return
         if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>
             _, combine, inc, dim, _ = callee[len("__sym_"):].split("_")
             self.library_calls += 1

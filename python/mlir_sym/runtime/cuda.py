@@ -286,6 +286,12 @@ class Runtime:
         torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
 
     @staticmethod
+    def library_einsum(init: bool, equation: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b)."""
+        r = torch.einsum(equation, a, b)
+        c.copy_(r) if init else c.add_(r)
+
+    @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
         """tm_tensor.sort in place: a stable sort of `keys` along `dim`; `others` move with them."""
         values, perm = torch.sort(keys, dim=dim, descending=descending, stable=True)
