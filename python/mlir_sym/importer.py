@@ -36,8 +36,30 @@ _DROPPED_TARGETS = {  # runtime-assert nodes: become sym.assert (or are implied 
     "aten._assert_scalar.default",
     "aten.sym_constrain_range_for_size.default",
     "aten.sym_constrain_range.default",
-    "aten._assert_async.msg",
 }
+
+
+_COMPUTE_CHECK = "mlir_sym_compute_check"
+
+
+def _assert_async_in_compute(graph: fx.Graph) -> None:
+    """`torch._assert_async(cond, msg)` checks a tensor's value: it becomes `_assert_scalar` of the
+    value read in the compute (`_local_scalar_dense`), a runtime check whose failure raises with the
+    message (on the GPU the host reads the value back). It used to be dropped: a failing check
+    returned a result where eager raises."""
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in ("aten._assert_async.msg", "aten._assert_async.default"):
+            continue
+        msg = node.args[1] if len(node.args) > 1 else "Expected Tensor with single nonzero value, but got zero"
+        with graph.inserting_before(node):
+            value = graph.call_function(torch.ops.aten._local_scalar_dense.default, (node.args[0],))
+            value.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            value.meta["val"] = 1  # known only at run time; an int, which torch-mlir reads a bool tensor as
+            check = graph.call_function(torch.ops.aten._assert_scalar.default, (value, str(msg)))
+            check.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            check.meta["val"] = None
+            check.meta[_COMPUTE_CHECK] = True
+        graph.erase_node(node)
 
 
 class UnsupportedGraph(RuntimeError):
@@ -201,7 +223,10 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
     for s in sources:
         bound |= s.expr.free_symbols
     asserts: list[tuple[sympy.Basic, str, str]] = []
+    _assert_async_in_compute(graph)
     for node in list(graph.nodes):
+        if node.meta.get(_COMPUTE_CHECK):
+            continue
         if node.op == "call_function" and str(node.target) in _DROPPED_TARGETS:
             if str(node.target) == "aten._assert_scalar.default":
                 cond = node.args[0]

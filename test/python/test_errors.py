@@ -110,6 +110,27 @@ def test_runtime_assert_on_data_dependent_value():
     assert backend.stats.compiles == 1
 
 
+def _positive_sum_times_two(x):
+    torch._assert_async(x.sum() > 0, "sum must be positive")
+    return x * 2
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+def test_assert_async_raises_like_eager(emulate_gpu, monkeypatch):
+    """torch._assert_async checks a tensor's value at run time: a failure raises a RuntimeError with the
+    message, as eager does (it used to be dropped, returning a result); also through the GPU mapping
+    emulated on the CPU, where the host reads the value back."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    compiled = torch.compile(_positive_sum_times_two, backend="mlir_sym", dynamic=True)
+    torch.testing.assert_close(compiled(torch.ones(4)), torch.full((4,), 2.0))
+    with pytest.raises(RuntimeError, match="sum must be positive"):
+        _positive_sum_times_two(-torch.ones(5))
+    with pytest.raises(RuntimeError, match="sum must be positive"):
+        compiled(-torch.ones(5))
+    torch.testing.assert_close(compiled(torch.ones(7)), torch.full((7,), 2.0))
+    assert backend.stats.compiles == 1
+
+
 def test_size_check_violated_by_new_size():
     """torch._check on sizes becomes a guard; a size that violates it makes Dynamo retrace, which
     raises the user's message (not a crash, not a silent wrong result)."""
