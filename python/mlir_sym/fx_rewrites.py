@@ -12,6 +12,11 @@ proven becomes one group (flatten everything, unflatten to the view's sizes), wh
 A `-1` in the view's sizes is replaced by its explicit symbolic size (torch-mlir's unflatten
 mis-lowers a dynamic -1: `x.view(-1).view(d, -1)` returned zeros).
 
+`gathers_as_embedding`: torch-mlir lowers `index_select` and `x[i]` without bounds checks (an
+out-of-range index read other memory), but checks `aten.embedding`'s indices per element (a
+deferred check raising in Python; a device assert on the GPU, no synchronization). Row gathers from a
+2-D float tensor are rewritten as embeddings (`x[i]` first wraps negative indices, as eager does).
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -375,6 +380,47 @@ def widen_half_reductions(graph: fx.Graph) -> int:
             from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
             node.meta["tensor_meta"] = _extract_tensor_metadata(node.meta["val"])
+        count += 1
+    return count
+
+
+def gathers_as_embedding(graph: fx.Graph) -> int:
+    aten = torch.ops.aten
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        t = str(node.target)
+        if t == "aten.index_select.default" and len(node.args) == 3 and node.args[1] == 0:
+            x, idx, wrap = node.args[0], node.args[2], False
+        elif t == "aten.index.Tensor" and len(node.args) == 2 and len(node.args[1]) == 1:
+            x, idx, wrap = node.args[0], node.args[1][0], True
+        else:
+            continue
+        xv = x.meta.get("val") if isinstance(x, fx.Node) else None
+        iv = idx.meta.get("val") if isinstance(idx, fx.Node) else None
+        if not (isinstance(xv, torch.Tensor) and isinstance(iv, torch.Tensor) and xv.dim() == 2
+                and xv.dtype.is_floating_point and iv.dtype in (torch.int64, torch.int32)):
+            continue
+
+        def add(target, args, fn):
+            n = graph.call_function(target, args)
+            n.meta["val"] = _fake_val(fn, *[a.meta["val"] if isinstance(a, fx.Node) else a for a in args])
+            n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            return n
+
+        with graph.inserting_before(node):
+            if wrap:  # x[i] takes -n <= i < 0 as i + n
+                rows = xv.shape[0]
+                if isinstance(rows, torch.SymInt):
+                    rows = graph.call_function(aten.sym_size.int, (x, 0))
+                    rows.meta["val"] = xv.shape[0]
+                neg = add(aten.lt.Scalar, (idx, 0), lambda a, b: aten.lt.Scalar(a, b))
+                shifted = add(aten.add.Tensor, (idx, rows), lambda a, b: aten.add.Tensor(a, b))
+                idx = add(aten.where.self, (neg, shifted, idx), lambda c, a, b: aten.where.self(c, a, b))
+            emb = add(aten.embedding.default, (x, idx), lambda w, i: aten.embedding.default(w, i))
+        node.replace_all_uses_with(emb)
+        graph.erase_node(node)
         count += 1
     return count
 

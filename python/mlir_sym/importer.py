@@ -224,6 +224,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         bound |= s.expr.free_symbols
     asserts: list[tuple[sympy.Basic, str, str]] = []
     _assert_async_in_compute(graph)
+    fx_rewrites.gathers_as_embedding(graph)
     for node in list(graph.nodes):
         if node.meta.get(_COMPUTE_CHECK):
             continue

@@ -173,3 +173,12 @@ def test_assert_async_is_checked_by_the_host(tmp_path, monkeypatch):
     codes = _codegen_fn(f, (torch.ones(4),))
     assert "rt.read(" in codes[0].program.source
     assert any("sum must be positive" in m for m in codes[0].assert_msgs)
+
+
+def test_row_gather_checks_stay_on_the_device(tmp_path, monkeypatch):
+    """`x.index_select(0, i)` is bounds-checked in its gather loop (an embedding): on the GPU a device
+    assert, not a value the host reads back (no synchronization per call)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    codes = _codegen_fn(lambda x, i: x.index_select(0, i) * 2, (torch.randn(5, 3), torch.tensor([0, 4, 1, 2])))
+    assert "rt.read(" not in codes[0].program.source
+    assert "__assertfail" in codes[0].ptx  # CUDA's device-side assert, with torch-mlir's message

@@ -170,6 +170,34 @@ def test_index_out_of_range_in_compiled_loop():
         torch.testing.assert_close(compiled(ids), f(ids))
 
 
+def _rows_select(x, i):
+    return x.index_select(0, i) * 2
+
+
+def _rows_index(x, i):
+    return x[i] + 1
+
+
+@pytest.mark.parametrize("fn,bad", [(_rows_select, [5, -1]), (_rows_index, [7, -6])])
+def test_row_gathers_are_bounds_checked(fn, bad):
+    """`x.index_select(0, i)` and `x[i]` (gathered as embeddings, whose indices torch-mlir checks):
+    an index out of range raises, as eager raises IndexError, instead of reading other memory;
+    `x[i]` keeps eager's negative indices."""
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n, idx in ((5, [0, 4, 2, 2]), (9, [8, 1, 3, 0, 2])):
+        x = torch.randn(n, 3)
+        i = torch.tensor(idx if fn is _rows_select else [k - n if k % 2 else k for k in idx])
+        torch.testing.assert_close(compiled(x, i), fn(x, i))
+    x = torch.randn(5, 3)
+    for b in bad:
+        i = torch.tensor([0, b, 1, 1])
+        with pytest.raises(IndexError):
+            fn(x, i)
+        with pytest.raises(SymAssertionError, match="index must be"):
+            compiled(x, i)
+    assert backend.stats.compiles == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Devices
 
