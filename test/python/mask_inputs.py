@@ -8,6 +8,8 @@ from typing import Callable
 import torch
 
 KINDS = ("random", "all", "none")  # the mask: random, all true, all false
+# Dynamo settings under which masked and data-dependent code reaches the backend (README, "Dynamo settings")
+DYNAMO_SETTINGS = dict(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True)
 
 
 def seeded(a: int, b: int) -> tuple[Callable, Callable, Callable]:

@@ -23,11 +23,9 @@ import torch
 import torch._dynamo
 import torch.nn.functional as F
 
-from mask_inputs import KINDS, seeded
+from mask_inputs import DYNAMO_SETTINGS, KINDS, seeded
 from mlir_sym import backend
 from mlir_sym.runtime.artifact import CountFillArtifact, SymAssertionError
-
-DYNAMO_SETTINGS = dict(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True)
 
 
 @dataclass
