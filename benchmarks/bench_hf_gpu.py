@@ -56,6 +56,13 @@ def worker(model_name: str, backend: str) -> dict:
         eager = [out(model(**inputs(L))).cpu() for L in lens]
         counters.clear()
         cm = torch.compile(model, backend=backend, dynamic=True)
+        profile_to = os.environ.get("BENCH_PROFILE_DIR")
+        prof = None
+        if profile_to:
+            import cProfile
+
+            prof = cProfile.Profile()
+            prof.enable()
         t0 = time.perf_counter()
         first, diff, graphs_after_first = None, 0.0, 0
         for k, L in enumerate(lens):
@@ -65,6 +72,9 @@ def worker(model_name: str, backend: str) -> dict:
             if first is None:
                 first = time.perf_counter() - t0
                 graphs_after_first = counters["stats"]["unique_graphs"]
+                if prof is not None:
+                    prof.disable()
+                    _write_profile(prof, os.path.join(profile_to, f"{model_name}-{backend}-{os.environ.get('BENCH_CACHE_KIND', '')}.txt"))
             diff = max(diff, (o.cpu() - eager[k]).abs().max().item())
         total = time.perf_counter() - t0
     row = {"model": model_name, "backend": backend, "first_call_s": round(first, 2), "total_20_calls_s": round(total, 2),
@@ -73,9 +83,26 @@ def worker(model_name: str, backend: str) -> dict:
     if backend == "mlir_sym":
         from mlir_sym import backend as mb
 
+        from mlir_sym import timing
+
         row["artifacts"] = mb.stats.compiles
         row["direct_graphs"] = mb.stats.direct_graphs
+        row["phases_s"] = timing.totals()
     return row
+
+
+def _write_profile(prof, path: str) -> None:
+    """The first call's profile: the top functions by cumulative and by own time."""
+    import io
+    import pstats
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    buf = io.StringIO()
+    st = pstats.Stats(prof, stream=buf)
+    st.sort_stats("cumulative").print_stats(60)
+    st.sort_stats("tottime").print_stats(40)
+    with open(path, "w") as f:
+        f.write(buf.getvalue())
 
 
 def spawn(model: str, backend: str, env: dict) -> dict:
@@ -92,6 +119,8 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--backends", default="aot_eager,inductor,mlir_sym")
     ap.add_argument("--json", default="")
+    ap.add_argument("--profile", default="", metavar="DIR",
+                    help="write a cProfile of each row's first call under DIR")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "BACKEND"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -107,6 +136,8 @@ def main() -> None:
                 env = {"TORCHINDUCTOR_CACHE_DIR": cache} if be == "inductor" else {"MLIR_SYM_CACHE_DIR": cache}
                 runs = [("cold", env), ("warm", env)]
             for kind, env in runs:
+                if a.profile:
+                    env = {**env, "BENCH_PROFILE_DIR": a.profile, "BENCH_CACHE_KIND": kind}
                 row = spawn(m, be, env)
                 row["cache"] = kind
                 if be == "aot_eager" and "first_call_s" in row:

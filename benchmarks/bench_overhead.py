@@ -6,9 +6,12 @@ synchronization at the end: the host is the bottleneck at these sizes) of:
 eager; Dynamo with backend `eager` (Dynamo's floor); `aot_eager` (Dynamo + AOTAutograd's runtime
 wrappers, the floor of any AOTAutograd backend); inductor and mlir_sym (dynamic=True both). For
 mlir_sym it also times the artifact alone (our guards, allocation, host program and launches, no
-Dynamo) and prints a cProfile of the compiled call.
+Dynamo) and, with --profile, a cProfile of each compiled call. With --kernels (CUDA), also the
+kernels each call launches and their summed GPU time (torch.profiler's CUDA activity), for every
+compiled backend: a call whose wall time is far above its GPU time is bound by the host.
 
-    python benchmarks/bench_overhead.py [--device cuda] [--json out.json] [--profile]
+    python benchmarks/bench_overhead.py [--device cuda] [--json out.json] [--profile] [--kernels]
+                                        [--dtype bfloat16] [--shapes 8192x4096,4096x1024] [--cases softmax]
 """
 from __future__ import annotations
 
@@ -33,6 +36,10 @@ def gelu_chain(x, w, b):
     return F.gelu(x * w + b)
 
 
+def rowsum(x):
+    return x.sum(dim=-1)
+
+
 def softmax(x):
     return torch.softmax(x, dim=-1)
 
@@ -41,15 +48,31 @@ def layernorm(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b)
 
 
-def inputs(case: str, shape: tuple[int, ...], dev: str) -> tuple:
-    x = torch.randn(*shape, device=dev)
+def inputs(case: str, shape: tuple[int, ...], dev: str, dtype: torch.dtype = torch.float32) -> tuple:
+    x = torch.randn(*shape, device=dev, dtype=dtype)
     if case in ("gelu_chain", "layernorm"):
-        return x, torch.randn(shape[-1], device=dev), torch.randn(shape[-1], device=dev)
+        return x, torch.randn(shape[-1], device=dev, dtype=dtype), torch.randn(shape[-1], device=dev, dtype=dtype)
     return (x,)
 
 
+def gpu_kernels(fn, calls: int = 20) -> tuple[float, float]:
+    """(kernels per call, GPU time per call in us) from the CUDA activity of `calls` calls: the
+    device's side of a call, whatever API launched its kernels (torch, cuBLAS or the driver directly)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    busy = sum(getattr(e, "device_time", None) or e.cuda_time for e in kernels)
+    return len(kernels) / calls, busy / calls
+
+
 CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 777), (4096, 1024)]),
-         "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)])}
+         "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
+         "rowsum": (rowsum, [(1000, 777), (4096, 1024)])}
 
 
 KEY = {"eager": "dynamo_eager"}  # backend -> column (the first column, "eager", is uncompiled eager)
@@ -78,24 +101,35 @@ def main() -> None:
     p.add_argument("--json", default="")
     p.add_argument("--cases", default="", help="comma-separated subset of: " + ", ".join(CASES))
     p.add_argument("--profile", action="store_true", help="cProfile of mlir_sym's tiny-graph call")
+    p.add_argument("--kernels", action="store_true", help="also kernels per call and their GPU time (CUDA only)")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--shapes", default="", help="override every case's shapes, e.g. 8192x4096,4096x1024")
     a = p.parse_args()
     dev = a.device
+    dtype = getattr(torch, a.dtype)
     backends = a.backends.split(",")
+    override = [tuple(int(v) for v in t.split("x")) for t in a.shapes.split(",") if t]
     rows = []
     for case, (fn, shapes) in CASES.items():
         if a.cases and case not in a.cases.split(","):
             continue
-        for shape in shapes:
-            args = inputs(case, shape, dev)
-            row = {"case": case, "shape": list(shape), "eager_us": per_call_us(lambda: fn(*args), dev, a.calls)}
+        for shape in override or shapes:
+            if case == "tiny" and len(shape) != 1:
+                continue
+            args = inputs(case, shape, dev, dtype)
+            row = {"case": case, "shape": list(shape), "dtype": a.dtype, "eager_us": per_call_us(lambda: fn(*args), dev, a.calls)}
             for be in backends:
                 torch._dynamo.reset()
                 cf = torch.compile(fn, backend=be, dynamic=True)
                 # warm with another size first, so the measured size is served by the dynamic graph
-                other = inputs(case, tuple(s + 3 for s in shape), dev)
+                other = inputs(case, tuple(s + 3 for s in shape), dev, dtype)
                 cf(*other)
                 cf(*args)
                 row[KEY.get(be, be) + "_us"] = per_call_us(lambda: cf(*args), dev, a.calls)
+                if a.kernels and dev == "cuda":
+                    n, busy = gpu_kernels(lambda: cf(*args))
+                    row[KEY.get(be, be) + "_kernels"] = n
+                    row[KEY.get(be, be) + "_gpu_us"] = busy
                 if be == "mlir_sym":
                     import mlir_sym.backend as mb
 
@@ -107,14 +141,15 @@ def main() -> None:
                     art.read_sources = read
                     flat = seen[-1]
                     row["mlir_sym_artifact_us"] = per_call_us(lambda: art(flat), dev, a.calls)
-                    if a.profile and case == "tiny" and shape == (64,):
+                    if a.profile:
                         pr = cProfile.Profile()
                         pr.enable()
                         for _ in range(500):
                             cf(*args)
                         pr.disable()
                         s = io.StringIO()
-                        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25)
+                        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(14)
+                        print(f"--- cProfile of mlir_sym, {case} {list(shape)}, 500 calls")
                         print(s.getvalue())
             if "inductor_us" in row and "mlir_sym_us" in row:
                 row["mlir_sym_over_inductor"] = row["mlir_sym_us"] / row["inductor_us"]
@@ -124,6 +159,12 @@ def main() -> None:
     print(f"\n{'case':12} {'shape':12} " + " ".join(f"{c:>17}" for c in cols) + "  (us/call)")
     for r in rows:
         print(f"{r['case']:12} {str(r['shape']):12} " + " ".join(f"{r.get(c + '_us') or float('nan'):17.1f}" for c in cols))
+    if a.kernels and dev == "cuda":
+        gcols = [KEY.get(b, b) for b in backends]
+        print(f"\n{'case':12} {'shape':12} " + " ".join(f"{c + ' k/call, GPU us':>28}" for c in gcols))
+        for r in rows:
+            print(f"{r['case']:12} {str(r['shape']):12} " + " ".join(
+                f"{r.get(c + '_kernels', float('nan')):13.1f} {r.get(c + '_gpu_us', float('nan')):14.1f}" for c in gcols))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "torch": torch.__version__,

@@ -52,7 +52,7 @@ import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from mlir_sym import datadep
+from mlir_sym import datadep, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
@@ -146,7 +146,9 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
         log.info("cache hit for graph %s", key[:12])
     else:
         try:
-            art, _, cstats = datadep.compile_graph(gm, _compiler(example_inputs), specialize_hints=config.specialize_hints)
+            with timing.phase("backend-compile"):
+                art, _, cstats = datadep.compile_graph(gm, _compiler(example_inputs),
+                                                       specialize_hints=config.specialize_hints)
         except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
             if not config.fallback_to_eager:
                 raise

@@ -16,7 +16,7 @@ import torch
 import torch.fx as fx
 from torch_mlir import ir
 
-from mlir_sym import shapes
+from mlir_sym import shapes, timing
 from mlir_sym.importer import PREV, AliasPlan, ImportedGraph, SymArg, UnsupportedGraph, import_graph
 from mlir_sym.passes.sym_to_arith import lowered_check_table
 from mlir_sym.passes.registry import build_pipeline
@@ -53,7 +53,8 @@ def compile_graph(
     `specialize_hints` adds a variant for the sizes seen while tracing (every symbol at its hint)."""
     stats = CompileStats()
     t0 = time.perf_counter()
-    ig = import_graph(gm, func_name=name)
+    with timing.phase("import"):
+        ig = import_graph(gm, func_name=name)
     stats.import_s = time.perf_counter() - t0
     log.info("imported graph %s:\n%s", name, ig.module)
 
@@ -154,10 +155,12 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
     with ctx:
-        torch_to_linalg(ig, compute_mod)
+        with timing.phase("torch-to-linalg"):
+            torch_to_linalg(ig, compute_mod)
         main = _func(compute_mod, name)
         arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
-        run_named(cpu_compute_pipeline(), compute_mod, ctx)
+        with timing.phase("cpu-compute-pipeline"):
+            run_named(cpu_compute_pipeline(), compute_mod, ctx)
         assert_msgs = _assert_msgs(compute_mod, name)
         run_named("guards-to-llvm", guards_mod, ctx)
         checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
@@ -166,7 +169,8 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
                 compute_mod.body.append(op.operation)
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
-    jit = JitModule(compute_mod)
+    with timing.phase("llvm-jit"):
+        jit = JitModule(compute_mod)
     stats.jit_s += time.perf_counter() - t2
     arg_kinds = [_arg_kind(t) for t in arg_types]
     out_kinds = [("tensor", len(o.shape)) for o in ig.outputs if o.kind == "tensor"]

@@ -34,6 +34,7 @@ from mlir_sym.capture import (
     CompileStats, UnsupportedOpError, _assert_msgs, _func, build_artifact, check_supported, torch_to_linalg,
     variant_modules, variant_specs,
 )
+from mlir_sym import timing
 from mlir_sym.codegen import code_cache
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram, KernelParam
@@ -74,7 +75,7 @@ def compile_graph(
         device = torch.device("cuda", torch.cuda.current_device())
     stats = CompileStats()
     t0 = time.perf_counter()
-    with _factories_on_cpu(gm):
+    with _factories_on_cpu(gm), timing.phase("import"):
         ig = import_graph(gm, func_name=name)
     stats.import_s = time.perf_counter() - t0
     check_supported(ig)
@@ -129,10 +130,12 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
     """Lower one variant down to PTX and the host program (everything but loading it on a device).
     The result is cached on disk by a hash of the imported module, the variant and the compiler
     (code_cache.py): a second process compiling the same graph skips lowering and PTX."""
-    key = code_cache.key(ig.module.operation.get_asm(enable_debug_info=True), name, sorted(spec.items()),
-                         PIPELINES[PIPELINE], PIPELINES["guards-to-llvm"], ptx_codegen.DEFAULT_ARCH)
+    with timing.phase("code-cache-key"):
+        key = code_cache.key(ig.module.operation.get_asm(enable_debug_info=True), name, sorted(spec.items()),
+                             PIPELINES[PIPELINE], PIPELINES["guards-to-llvm"], ptx_codegen.DEFAULT_ARCH)
     t0 = time.perf_counter()
-    hit = code_cache.load(key)
+    with timing.phase("code-cache-load"):
+        hit = code_cache.load(key)
     if hit is not None:
         with ig.context:
             code = GpuCode(hit["label"], ir.Module.parse(hit["guards"]), [tuple(c) for c in hit["checks"]],
@@ -162,21 +165,26 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
     with ctx:
-        torch_to_linalg(ig, compute_mod)
+        with timing.phase("torch-to-linalg"):
+            torch_to_linalg(ig, compute_mod)
         try:
-            run_named(PIPELINE, compute_mod, ctx)
+            with timing.phase("sym-lower-to-nvvm"):
+                run_named(PIPELINE, compute_mod, ctx)
         except LoweringError as e:
             raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
         assert_msgs = _assert_msgs(compute_mod, name)
-        run_named("guards-to-llvm", guards_mod, ctx)
+        with timing.phase("guards-to-llvm"):
+            run_named("guards-to-llvm", guards_mod, ctx)
         checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
         for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
             if op.operation.name == "sym.symbol":
                 op.operation.erase()
-        program, llvm_ir, aliases = lower_compute(compute_mod, name, dedup=True)
+        with timing.phase("host+llvm-ir"):
+            program, llvm_ir, aliases = lower_compute(compute_mod, name, dedup=True)
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
-    ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
+    with timing.phase("ptx"):
+        ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
     stats.extra.setdefault("ptx_s", 0.0)
     stats.extra["ptx_s"] += time.perf_counter() - t2
     stats.extra["kernels"] = stats.extra.get("kernels", 0) + len(program.kernels)
@@ -190,10 +198,13 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
 
     code = codegen_variant(ig, name, spec, stats)
     t2 = time.perf_counter()
-    guard_jit = JitModule(code.guards)
+    with timing.phase("guard-jit"):
+        guard_jit = JitModule(code.guards)
     program = code.program
-    cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
-    host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
+    with timing.phase("module-load"):
+        cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
+    with timing.phase("host-exec"):
+        host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
     stats.jit_s += time.perf_counter() - t2
     if ir_log.isEnabledFor(logging.INFO):
         ir_log.info("graph %s, variant %s: host program\n%s", name, code.label, program.source)
