@@ -146,7 +146,7 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
         log.info("cache hit for graph %s", key[:12])
     else:
         try:
-            with timing.phase("backend-compile"):
+            with timing.phase("backend-compile"), timing.gc_paused():
                 art, _, cstats = datadep.compile_graph(gm, _compiler(example_inputs),
                                                        specialize_hints=config.specialize_hints)
         except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
