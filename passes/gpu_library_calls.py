@@ -100,7 +100,7 @@ class GpuLibraryCalls(SymPass):
             maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
             if maps != _DEFAULT_MAPS[o.name]:
                 return False
-        if len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+        if not _three_memrefs(o):
             return False
         return all(str(ir.MemRefType(v.type).element_type) in _LIBRARY_ELEMENTS for v in o.operands) and \
             len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) == 1
@@ -132,7 +132,7 @@ class GpuLibraryCalls(SymPass):
 
     def _scan(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
         combine = _scan_combiner(o)
-        if combine is None or len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+        if combine is None or not _three_memrefs(o):
             return
         dim = ir.IntegerAttr(o.attributes["dimension"]).value
         inclusive = ir.BoolAttr(o.attributes["inclusive"]).value
@@ -141,7 +141,7 @@ class GpuLibraryCalls(SymPass):
 
     def _scatter(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
         combine = _scatter_combiner(o)
-        if combine is None or len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+        if combine is None or not _three_memrefs(o):
             return
         unique = "unique_indices" in o.attributes and ir.BoolAttr(o.attributes["unique_indices"]).value
         if combine == "set" and not unique:
@@ -219,6 +219,11 @@ _CMPF_NAMES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", 
 _CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
+def _three_memrefs(o: ir.Operation) -> bool:
+    """Whether `o` has exactly three operands, all memrefs (a bufferized library-call candidate)."""
+    return len(o.operands) == 3 and all(isinstance(v.type, ir.MemRefType) for v in o.operands)
+
+
 def _sort_direction(o: ir.Operation) -> str | None:
     """"asc" / "desc" for a tm_tensor.sort whose comparator is a single compare of the keys' pair
     (block arguments 0 and 1, in either order), else None."""
@@ -288,7 +293,7 @@ def _previous_op(o: ir.Operation) -> ir.Operation | None:
 def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
     """The einsum subscripts (a, b, out) of a linalg.generic on memrefs that computes
     `out += a * b` summed over the dims `out` lacks, else None."""
-    if len(o.operands) != 3 or len(o.results) or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+    if len(o.results) or not _three_memrefs(o):
         return None
     if len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) != 1 or \
             str(ir.MemRefType(o.operands[0].type).element_type) not in _LIBRARY_ELEMENTS:
