@@ -172,7 +172,7 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
             log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
             return list(gm(*args))
         except SymAssertionError as e:  # a check named with eager's exception type raises that type
-            if "IndexError: " in str(e):
+            if "IndexError: " in str(e) or any(m in str(e) for m in _INDEX_CHECKS):
                 raise CompiledIndexError(str(e)) from None
             raise
 
@@ -183,7 +183,13 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
 
 class CompiledIndexError(IndexError, SymAssertionError):
     """A compiled check that eager PyTorch reports as an IndexError (e.g. a mask of the wrong shape): its
-    message starts with `IndexError: ` (sym-mask-to-where writes them so)."""
+    message starts with `IndexError: ` (sym-mask-to-where writes them so), or is one of torch-mlir's
+    index bounds checks (`_INDEX_CHECKS`: gathers, embeddings). Also a RuntimeError (SymAssertionError),
+    which is what eager's index_select along a later dim raises."""
+
+
+# torch-mlir's per-element index bounds checks (its embedding and gather lowerings)
+_INDEX_CHECKS = ("index must be smaller than dim size", "index must be larger or equal to 0")
 
 
 def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:

@@ -14,8 +14,10 @@ mis-lowers a dynamic -1: `x.view(-1).view(d, -1)` returned zeros).
 
 `gathers_as_embedding`: torch-mlir lowers `index_select` and `x[i]` without bounds checks (an
 out-of-range index read other memory), but checks `aten.embedding`'s indices per element (a
-deferred check raising in Python; a device assert on the GPU, no synchronization). Row gathers from a
-2-D float tensor are rewritten as embeddings (`x[i]` first wraps negative indices, as eager does).
+deferred check raising in Python; a device assert on the GPU, no synchronization). Gathers from a float
+tensor of any rank, along any dim, are rewritten as embeddings of its rows (`x[i]` first wraps negative
+indices, as eager does): a table of [n, -1] (a reshape; a transposed copy first when the dim is not
+the first), the embedding, then the result's shape (and the dim back in its place).
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
@@ -394,35 +396,55 @@ def gathers_as_embedding(graph: fx.Graph) -> int:
         if node.op != "call_function":
             continue
         t = str(node.target)
-        if t == "aten.index_select.default" and len(node.args) == 3 and node.args[1] == 0:
-            x, idx, wrap = node.args[0], node.args[2], False
-        elif t == "aten.index.Tensor" and len(node.args) == 2 and len(node.args[1]) == 1:
-            x, idx, wrap = node.args[0], node.args[1][0], True
+        if t == "aten.index_select.default" and len(node.args) == 3 and isinstance(node.args[1], int):
+            x, dim, idx, wrap = node.args[0], node.args[1], node.args[2], False
+        elif t == "aten.index.Tensor" and len(node.args) == 2 and len(node.args[1]) == 1 and node.args[1][0] is not None:
+            x, dim, idx, wrap = node.args[0], 0, node.args[1][0], True
         else:
             continue
         xv = x.meta.get("val") if isinstance(x, fx.Node) else None
         iv = idx.meta.get("val") if isinstance(idx, fx.Node) else None
-        if not (isinstance(xv, torch.Tensor) and isinstance(iv, torch.Tensor) and xv.dim() == 2
+        if not (isinstance(xv, torch.Tensor) and isinstance(iv, torch.Tensor) and xv.dim() >= 1
                 and xv.dtype.is_floating_point and iv.dtype in (torch.int64, torch.int32)):
             continue
+        rank = xv.dim()
+        dim %= rank
+        if any(isinstance(d, int) and d == 0 for k, d in enumerate(xv.shape) if k != dim):
+            continue  # empty rows: nothing is read, and a [n, -1] table would be ambiguous
 
-        def add(target, args, fn):
+        def add(target, args):
             n = graph.call_function(target, args)
-            n.meta["val"] = _fake_val(fn, *[a.meta["val"] if isinstance(a, fx.Node) else a for a in args])
+            vals = fx.node.map_arg(args, lambda a: a.meta["val"])
+            n.meta["val"] = _fake_val(lambda *a: target(*a), *vals)
             n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            return n
+
+        def size(v: fx.Node, k: int):
+            s = v.meta["val"].shape[k]
+            if not isinstance(s, torch.SymInt):
+                return int(s)
+            n = graph.call_function(aten.sym_size.int, (v, k))
+            n.meta["val"] = s
             return n
 
         with graph.inserting_before(node):
             if wrap:  # x[i] takes -n <= i < 0 as i + n
-                rows = xv.shape[0]
-                if isinstance(rows, torch.SymInt):
-                    rows = graph.call_function(aten.sym_size.int, (x, 0))
-                    rows.meta["val"] = xv.shape[0]
-                neg = add(aten.lt.Scalar, (idx, 0), lambda a, b: aten.lt.Scalar(a, b))
-                shifted = add(aten.add.Tensor, (idx, rows), lambda a, b: aten.add.Tensor(a, b))
-                idx = add(aten.where.self, (neg, shifted, idx), lambda c, a, b: aten.where.self(c, a, b))
-            emb = add(aten.embedding.default, (x, idx), lambda w, i: aten.embedding.default(w, i))
-        node.replace_all_uses_with(emb)
+                neg = add(aten.lt.Scalar, (idx, 0))
+                shifted = add(aten.add.Tensor, (idx, size(x, 0)))
+                idx = add(aten.where.self, (neg, shifted, idx))
+            table = x
+            order = [dim] + [k for k in range(rank) if k != dim]
+            if dim != 0:  # the gathered dim first (a transposed copy): rows of the table
+                table = add(aten.permute.default, (x, order))
+            rest = [size(x, k) for k in order[1:]]
+            if rank != 2 or dim != 0:
+                table = add(aten.reshape.default, (table, [size(x, dim), -1] if rest else [size(x, dim), 1]))
+            out = add(aten.embedding.default, (table, idx))
+            if rank != 2 or dim != 0:
+                out = add(aten.reshape.default, (out, [size(idx, k) for k in range(iv.dim())] + rest))
+            if dim != 0:  # the gathered dim back in its place
+                out = add(aten.permute.default, (out, list(range(1, dim + 1)) + [0] + list(range(dim + 1, rank))))
+        node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1
     return count

@@ -175,10 +175,15 @@ def test_assert_async_is_checked_by_the_host(tmp_path, monkeypatch):
     assert any("sum must be positive" in m for m in codes[0].assert_msgs)
 
 
-def test_row_gather_checks_stay_on_the_device(tmp_path, monkeypatch):
-    """`x.index_select(0, i)` is bounds-checked in its gather loop (an embedding): on the GPU a device
-    assert, not a value the host reads back (no synchronization per call)."""
+@pytest.mark.parametrize("fn,x", [
+    (lambda x, i: x.index_select(0, i) * 2, torch.randn(5, 3)),
+    (lambda x, i: x.index_select(1, i) * 2, torch.randn(3, 5, 7)),
+    (lambda x, i: x[i] * 2, torch.randn(5)),
+], ids=["rows", "dim1_of_3d", "1d"])
+def test_gather_checks_stay_on_the_device(fn, x, tmp_path, monkeypatch):
+    """Gathers (index_select, x[i]) are bounds-checked in their gather loop (an embedding): on the GPU
+    a device assert, not a value the host reads back (no synchronization per call)."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
-    codes = _codegen_fn(lambda x, i: x.index_select(0, i) * 2, (torch.randn(5, 3), torch.tensor([0, 4, 1, 2])))
+    codes = _codegen_fn(fn, (x, torch.tensor([0, 4, 1, 2])))
     assert "rt.read(" not in codes[0].program.source
     assert "__assertfail" in codes[0].ptx  # CUDA's device-side assert, with torch-mlir's message
