@@ -15,9 +15,12 @@ mis-lowers a dynamic -1: `x.view(-1).view(d, -1)` returned zeros).
 `gathers_as_embedding`: torch-mlir lowers `index_select` and `x[i]` without bounds checks (an
 out-of-range index read other memory), but checks `aten.embedding`'s indices per element (a
 deferred check raising in Python; a device assert on the GPU, no synchronization). Gathers from a float
-tensor of any rank, along any dim, are rewritten as embeddings of its rows (`x[i]` first wraps negative
-indices, as eager does): a table of [n, -1] (a reshape; a transposed copy first when the dim is not
-the first), the embedding, then the result's shape (and the dim back in its place).
+tensor of any rank are rewritten as embeddings of its rows (`x[...]` first wraps negative indices, as
+eager does): index_select along any dim and `x[...]` with one index tensor at any dim take a table of
+[n, -1] (a reshape; a transposed copy first when the dim is not the first), the embedding, then the
+result's shape (the index's dims back in the gathered dim's place); `x[i, j, ...]` on the leading dims
+gathers row `i * n1 + j ...` of the flattened leading dims, -1 (which the check rejects) where any
+index is out of its own dim. Other advanced indexing (indices apart, integer tables) is unchanged.
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
@@ -389,61 +392,95 @@ def widen_half_reductions(graph: fx.Graph) -> int:
     return count
 
 
+def _gather_form(node: fx.Node) -> tuple[fx.Node, int, list[fx.Node], bool] | None:
+    """(x, first gathered dim, index tensors, negative indices wrap) of an index_select or an
+    `x[...]` with one advanced index (at any dim) or several on the leading dims; None otherwise."""
+    t = str(node.target)
+    if t == "aten.index_select.default" and len(node.args) == 3 and isinstance(node.args[1], int):
+        return node.args[0], node.args[1], [node.args[2]], False
+    if t != "aten.index.Tensor" or len(node.args) != 2:
+        return None
+    idx = list(node.args[1])
+    used = [k for k, i in enumerate(idx) if i is not None]
+    if len(used) == 1:
+        return node.args[0], used[0], [idx[used[0]]], True
+    if used and used == list(range(len(used))) and len(used) == len(idx):
+        return node.args[0], 0, idx, True
+    return None
+
+
 def gathers_as_embedding(graph: fx.Graph) -> int:
     aten = torch.ops.aten
     count = 0
     for node in list(graph.nodes):
-        if node.op != "call_function":
+        form = _gather_form(node) if node.op == "call_function" else None
+        if form is None:
             continue
-        t = str(node.target)
-        if t == "aten.index_select.default" and len(node.args) == 3 and isinstance(node.args[1], int):
-            x, dim, idx, wrap = node.args[0], node.args[1], node.args[2], False
-        elif t == "aten.index.Tensor" and len(node.args) == 2 and len(node.args[1]) == 1 and node.args[1][0] is not None:
-            x, dim, idx, wrap = node.args[0], 0, node.args[1][0], True
-        else:
-            continue
+        x, dim, idxs, wrap = form
         xv = x.meta.get("val") if isinstance(x, fx.Node) else None
-        iv = idx.meta.get("val") if isinstance(idx, fx.Node) else None
-        if not (isinstance(xv, torch.Tensor) and isinstance(iv, torch.Tensor) and xv.dim() >= 1
-                and xv.dtype.is_floating_point and iv.dtype in (torch.int64, torch.int32)):
+        ivs = [i.meta.get("val") if isinstance(i, fx.Node) else None for i in idxs]
+        if not (isinstance(xv, torch.Tensor) and xv.dim() >= len(idxs) and xv.dtype.is_floating_point
+                and all(isinstance(v, torch.Tensor) and v.dtype in (torch.int64, torch.int32) for v in ivs)):
             continue
-        rank = xv.dim()
+        rank, k = xv.dim(), len(idxs)
         dim %= rank
-        if any(isinstance(d, int) and d == 0 for k, d in enumerate(xv.shape) if k != dim):
-            continue  # empty rows: nothing is read, and a [n, -1] table would be ambiguous
+        gathered = list(range(dim, dim + k))
+        if any(isinstance(d, int) and d == 0 for d in xv.shape):
+            continue  # nothing to read, and a [n, -1] table would be ambiguous
 
         def add(target, args):
             n = graph.call_function(target, args)
             vals = fx.node.map_arg(args, lambda a: a.meta["val"])
             n.meta["val"] = _fake_val(lambda *a: target(*a), *vals)
-            n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+            n.meta.update({key: v for key, v in node.meta.items() if key in ("stack_trace", "nn_module_stack")})
             return n
 
-        def size(v: fx.Node, k: int):
-            s = v.meta["val"].shape[k]
+        def size(v: fx.Node, d: int):
+            s = v.meta["val"].shape[d]
             if not isinstance(s, torch.SymInt):
                 return int(s)
-            n = graph.call_function(aten.sym_size.int, (v, k))
+            n = graph.call_function(aten.sym_size.int, (v, d))
             n.meta["val"] = s
             return n
 
+        def mul(a, b):
+            if isinstance(a, int) and isinstance(b, int):
+                return a * b
+            n = graph.call_function(operator.mul, (a, b))
+            n.meta["val"] = fx.node.map_arg(a, lambda v: v.meta["val"]) * fx.node.map_arg(b, lambda v: v.meta["val"])
+            return n
+
         with graph.inserting_before(node):
+            rows = size(x, dim)
             if wrap:  # x[i] takes -n <= i < 0 as i + n
-                neg = add(aten.lt.Scalar, (idx, 0))
-                shifted = add(aten.add.Tensor, (idx, size(x, 0)))
-                idx = add(aten.where.self, (neg, shifted, idx))
+                for j, i in enumerate(idxs):
+                    n = size(x, dim + j)
+                    idxs[j] = add(aten.where.self, (add(aten.lt.Scalar, (i, 0)), add(aten.add.Tensor, (i, n)), i))
+            idx = idxs[0]
+            if k > 1:  # x[i, j]: one row index into the leading dims; any index out of its dim -> -1
+                ok = None
+                for j, i in enumerate(idxs):
+                    n = size(x, j)
+                    inside = add(aten.bitwise_and.Tensor, (add(aten.ge.Scalar, (i, 0)), add(aten.lt.Scalar, (i, n))))
+                    ok = inside if ok is None else add(aten.bitwise_and.Tensor, (ok, inside))
+                    if j:
+                        rows = mul(rows, n)
+                        idx = add(aten.add.Tensor, (add(aten.mul.Tensor, (idx, n)), i))
+                idx = add(aten.where.self, (ok, idx, add(aten.full_like.default, (idx, -1))))
             table = x
-            order = [dim] + [k for k in range(rank) if k != dim]
+            order = gathered + [d for d in range(rank) if d not in gathered]
             if dim != 0:  # the gathered dim first (a transposed copy): rows of the table
                 table = add(aten.permute.default, (x, order))
-            rest = [size(x, k) for k in order[1:]]
-            if rank != 2 or dim != 0:
-                table = add(aten.reshape.default, (table, [size(x, dim), -1] if rest else [size(x, dim), 1]))
+            rest = [size(x, d) for d in order[k:]]
+            if rank != 2 or k != 1 or dim != 0:
+                table = add(aten.reshape.default, (table, [rows, -1] if rest else [rows, 1]))
             out = add(aten.embedding.default, (table, idx))
-            if rank != 2 or dim != 0:
-                out = add(aten.reshape.default, (out, [size(idx, k) for k in range(iv.dim())] + rest))
-            if dim != 0:  # the gathered dim back in its place
-                out = add(aten.permute.default, (out, list(range(1, dim + 1)) + [0] + list(range(dim + 1, rank))))
+            r = idx.meta["val"].dim()
+            if rank != 2 or k != 1 or dim != 0:
+                out = add(aten.reshape.default, (out, [size(idx, d) for d in range(r)] + rest))
+            if dim != 0:  # the index's dims in the gathered dim's place
+                out = add(aten.permute.default, (out, list(range(r, r + dim)) + list(range(r)) +
+                                                  list(range(r + dim, r + rank - k))))
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1

@@ -179,7 +179,8 @@ def test_assert_async_is_checked_by_the_host(tmp_path, monkeypatch):
     (lambda x, i: x.index_select(0, i) * 2, torch.randn(5, 3)),
     (lambda x, i: x.index_select(1, i) * 2, torch.randn(3, 5, 7)),
     (lambda x, i: x[i] * 2, torch.randn(5)),
-], ids=["rows", "dim1_of_3d", "1d"])
+    (lambda x, i: x[i, i] * 2, torch.randn(5, 7)),
+], ids=["rows", "dim1_of_3d", "1d", "pairs"])
 def test_gather_checks_stay_on_the_device(fn, x, tmp_path, monkeypatch):
     """Gathers (index_select, x[i]) are bounds-checked in their gather loop (an embedding): on the GPU
     a device assert, not a value the host reads back (no synchronization per call)."""

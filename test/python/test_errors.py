@@ -230,6 +230,51 @@ def test_gathers_are_bounds_checked(fn, make_x, make_i, bad, emulate_gpu, monkey
     assert backend.stats.compiles == 1
 
 
+def _pairs(x, i, j):
+    return x[i, j] * 2
+
+
+def _pairs_of_3d(x, i, j):
+    return x[i, j] + 1
+
+
+def _columns(x, i, j):
+    return x[:, j] - i.sum()
+
+
+def _broadcast_pairs(x, i, j):
+    return x[i.view(-1, 1), j]
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+@pytest.mark.parametrize("fn,make_x", [
+    (_pairs, lambda n: torch.randn(n, 7)), (_pairs_of_3d, lambda n: torch.randn(n, 7, 3)),
+    (_columns, lambda n: torch.randn(4, n)), (_broadcast_pairs, lambda n: torch.randn(n, 7)),
+], ids=["pairs", "pairs_of_3d", "columns", "broadcast_pairs"])
+def test_multi_index_gathers_are_bounds_checked(fn, make_x, emulate_gpu, monkeypatch):
+    """`x[i, j]` (each index checked against its own dim: a row index of the flattened leading dims,
+    -1 where any is out of range), `x[:, j]` and broadcast index tensors: eager's values, negative
+    indices included, and eager's IndexError for an index out of its dim (x[0, 7] of a [5, 7] tensor
+    is out of range although row 7 of the flattened table exists)."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n in (5, 11):
+        x = make_x(n)
+        i = torch.tensor([0, n - 1, -1, -n])
+        j = torch.tensor([6, -7, 3, 0]) if fn is not _columns else torch.tensor([0, n - 1, -n, 2])
+        torch.testing.assert_close(compiled(x, i, j), fn(x, i, j))
+    x = make_x(5)
+    i, j = torch.tensor([0, 1, 2, 3]), torch.tensor([0, 1, 2, 3])
+    for bad in ((torch.tensor([0, 5, 1, 1]), j), (i, torch.tensor([0, 1, 7, 1])), (i, torch.tensor([0, -8, 1, 1]))):
+        if fn is _columns and bad[0] is not i:
+            continue  # `i` is no index there
+        with pytest.raises(IndexError):
+            fn(x, *bad)
+        with pytest.raises(IndexError, match="index must be"):
+            compiled(x, *bad)
+    assert backend.stats.compiles == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Devices
 
