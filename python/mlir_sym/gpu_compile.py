@@ -125,6 +125,26 @@ class GpuCode:
     ptx: str
     aliases: dict[str, str]  # kernel -> the structurally identical kernel whose PTX it runs
 
+    def to_json(self) -> dict:
+        """A JSON-able form (the disk caches'); `from_json` inverts it (the LLVM IR is not kept)."""
+        p = self.program
+        return {
+            "label": self.label, "guards": self.guards.operation.get_asm(enable_debug_info=True),
+            "checks": [list(c) for c in self.checks], "assert_msgs": self.assert_msgs,
+            "program": {"source": p.source, "launches": p.launches, "constants": p.constants,
+                        "library_calls": p.library_calls,
+                        "kernels": {k: [dataclasses.asdict(q) for q in qs] for k, qs in p.kernels.items()}},
+            "ptx": self.ptx, "aliases": self.aliases}
+
+    @staticmethod
+    def from_json(d: dict) -> "GpuCode":
+        """Under the MLIR context the guard module is to be parsed in."""
+        p = d["program"]
+        program = HostProgram(p["source"], {k: [KernelParam(**q) for q in qs] for k, qs in p["kernels"].items()},
+                              p["launches"], p["library_calls"], p.get("constants", {}))
+        return GpuCode(d["label"], ir.Module.parse(d["guards"]), [tuple(c) for c in d["checks"]],
+                       d["assert_msgs"], program, [], d["ptx"], d["aliases"])
+
 
 def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
     """Lower one variant down to PTX and the host program (everything but loading it on a device).
@@ -138,25 +158,12 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
         hit = code_cache.load(key)
     if hit is not None:
         with ig.context:
-            code = GpuCode(hit["label"], ir.Module.parse(hit["guards"]), [tuple(c) for c in hit["checks"]],
-                           hit["assert_msgs"], HostProgram(
-                               hit["program"]["source"],
-                               {k: [KernelParam(**p) for p in ps] for k, ps in hit["program"]["kernels"].items()},
-                               hit["program"]["launches"], hit["program"]["library_calls"],
-                               hit["program"].get("constants", {})),
-                           [], hit["ptx"], hit["aliases"])
+            code = GpuCode.from_json(hit)
         stats.lower_s += time.perf_counter() - t0
         stats.extra["code_cache_hits"] = stats.extra.get("code_cache_hits", 0) + 1
         return code
     code = _codegen_variant(ig, name, spec, stats)
-    code_cache.store(key, {
-        "label": code.label, "guards": code.guards.operation.get_asm(enable_debug_info=True),
-        "checks": [list(c) for c in code.checks], "assert_msgs": code.assert_msgs,
-        "program": {"source": code.program.source, "launches": code.program.launches,
-                    "constants": code.program.constants,
-                    "library_calls": code.program.library_calls,
-                    "kernels": {k: [dataclasses.asdict(p) for p in ps] for k, ps in code.program.kernels.items()}},
-        "ptx": code.ptx, "aliases": code.aliases})
+    code_cache.store(key, code.to_json())
     return code
 
 
@@ -194,10 +201,19 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
                      device: torch.device, cpu_inputs: Sequence[int] = ()) -> Variant:
-    from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
-
     code = codegen_variant(ig, name, spec, stats)
     t2 = time.perf_counter()
+    variant = load_variant(code, len(ig.sources), ig.context, device, cpu_inputs, name)
+    stats.jit_s += time.perf_counter() - t2
+    return variant
+
+
+def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.device,
+                 cpu_inputs: Sequence[int] = (), name: str = "main") -> Variant:
+    """Make `code` runnable on `device`: JIT the guard function on the CPU, load the PTX, bind the host
+    program."""
+    from mlir_sym.runtime.cuda import CudaModule, HostCall, Runtime  # CUDA stays in runtime/cuda.py
+
     with timing.phase("guard-jit"):
         guard_jit = JitModule(code.guards)
     program = code.program
@@ -205,19 +221,19 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
     with timing.phase("host-exec"):
         host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
-    stats.jit_s += time.perf_counter() - t2
     if ir_log.isEnabledFor(logging.INFO):
         ir_log.info("graph %s, variant %s: host program\n%s", name, code.label, program.source)
         ir_log.info("graph %s, variant %s: PTX\n%s", name, code.label, code.ptx)
     gpu = {"host_source": program.source, "ptx": code.ptx, "llvm_ir": code.llvm_ir, "kernels": list(program.kernels),
-           "launch_sites": program.launches, "library_calls": program.library_calls, "aliases": code.aliases}
+           "launch_sites": program.launches, "library_calls": program.library_calls, "aliases": code.aliases,
+           "code": code}
     return Variant(
         name=code.label,
-        guard=ScalarCall(guard_jit, "guards", len(ig.sources)),
+        guard=ScalarCall(guard_jit, "guards", n_sources),
         compute=host,
         checks=code.checks,
         assert_msgs=code.assert_msgs,
-        keepalive={"jit": guard_jit, "ctx": ig.context, "module": cmod, "gpu": gpu},
+        keepalive={"jit": guard_jit, "ctx": ctx, "module": cmod, "gpu": gpu},
     )
 
 
