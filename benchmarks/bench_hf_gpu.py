@@ -2,15 +2,16 @@
 ../shared/gpu/gpu_reference.py), 20 calls with random sequence lengths in [2, 512], dynamic=True.
 
 Each measurement runs in a fresh process (so caches are exactly what the row says):
+  eager            Dynamo alone (its graphs run eagerly): the floor of a warm start that skips AOTAutograd;
   aot_eager        Dynamo + AOTAutograd capture, nothing compiled: the floor every backend pays;
   inductor cold    fresh TORCHINDUCTOR_CACHE_DIR;   inductor warm: a second process on that cache;
   mlir_sym cold    fresh MLIR_SYM_CACHE_DIR;        mlir_sym warm: a second process on that cache
-                   (generated code and PTX from the disk cache: what a restarted job pays).
+                   (artifacts from the disk cache, AOTAutograd skipped: what a restarted job pays).
 Per row: first-call seconds (compile + run), total for the 20 calls, "added" = first call minus
 aot_eager's first call (what the backend adds to capture), graphs and graph breaks, recompiles
 (graphs compiled after the first call), and the max |compiled - eager| over the 20 outputs.
 
-    python benchmarks/bench_hf_gpu.py [--models gpt2,bert,t5] [--backends aot_eager,inductor,mlir_sym]
+    python benchmarks/bench_hf_gpu.py [--models gpt2,bert,t5] [--backends eager,aot_eager,inductor,mlir_sym]
                                       [--json out.json]
 """
 from __future__ import annotations
@@ -87,6 +88,7 @@ def worker(model_name: str, backend: str) -> dict:
 
         row["artifacts"] = mb.stats.compiles
         row["direct_graphs"] = mb.stats.direct_graphs
+        row["artifact_cache_hits"] = mb.stats.artifact_cache_hits
         row["phases_s"] = timing.totals()
     return row
 
@@ -117,7 +119,7 @@ def spawn(model: str, backend: str, env: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--backends", default="aot_eager,inductor,mlir_sym")
+    ap.add_argument("--backends", default="eager,aot_eager,inductor,mlir_sym")
     ap.add_argument("--json", default="")
     ap.add_argument("--profile", default="", metavar="DIR",
                     help="write a cProfile of each row's first call under DIR")

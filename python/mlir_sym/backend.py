@@ -52,7 +52,7 @@ import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from mlir_sym import datadep, timing
+from mlir_sym import artifact_cache, datadep, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
@@ -83,10 +83,12 @@ class Stats:
     guard_misses: int = 0
     calls: int = 0
     direct_graphs: int = 0  # graphs Dynamo calls without AOTAutograd's runtime wrapper
+    artifact_cache_hits: int = 0  # graphs loaded from the disk (artifact_cache.py): nothing traced or compiled
+    artifact_cache_stores: int = 0
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
-        self.direct_graphs = 0
+        self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = 0
 
 
 stats = Stats()
@@ -308,8 +310,27 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable
 
 
 def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
-    """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph."""
+    """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph;
+    or, for a graph compiled before (this process or another), the artifact from the disk cache."""
     _check_devices(gm, example_inputs)
+    shape_env = artifact_cache.shape_env_of(gm, example_inputs)
+    cache_key = mark = None
+    if config.direct_calls and not config.specialize_hints and artifact_cache.enabled():
+        why = artifact_cache.why_not_cacheable(gm, shape_env)
+        if why is None:
+            with timing.phase("artifact-cache-key"):
+                cache_key = artifact_cache.key(gm, example_inputs, shape_env, {"direct": True})
+            device = next((t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type == "cuda"), None)
+            with timing.gc_paused():
+                hit = artifact_cache.try_load(cache_key, shape_env, device)
+            if hit is not None:
+                art, dims = hit
+                stats.artifact_cache_hits += 1
+                stats.direct_graphs += 1
+                return _direct(_runner(art, gm), dims)
+            mark = artifact_cache.Mark(shape_env)
+        else:
+            log.debug("artifact cache not used: %s", why)
     sink: list = []
     lifted = any(True for _ in gm.parameters()) or any(True for _ in gm.buffers())  # AOTAutograd prepends them
     backend = aot_autograd(
@@ -323,5 +344,9 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         compiled = backend(gm, example_inputs, **kwargs)
     if config.direct_calls and len(sink) == 1 and not lifted:
         stats.direct_graphs += 1
-        return _direct(*sink[0])
+        run, dims = sink[0]
+        art = run.artifact
+        if mark is not None and isinstance(art, Artifact) and art.plan is not None:
+            stats.artifact_cache_stores += artifact_cache.store(cache_key, art, art.plan, dims, mark.added_guards())
+        return _direct(run, dims)
     return compiled

@@ -84,18 +84,11 @@ def build_artifact(ig: ImportedGraph, name: str, variants: Sequence[Variant], so
                    stats: CompileStats, device=None) -> Artifact:
     """The artifact over compiled `variants` (CPU or GPU): the per-call plan from the imported graph,
     plus the explain log of each variant's checks."""
-    artifact = Artifact(
-        name=name,
-        variants=variants,
-        read_sources=_source_reader(ig),
-        symbol_from_source=_solve_symbols(ig),
-        sizes_fn=_sizes_fn(ig),
-        outputs=_output_plans(ig),
-        device=device,
-    )
+    artifact = artifact_from_plan(artifact_plan(ig, name), variants, device)
+    for plan, o in zip(artifact.outputs, ig.outputs):  # views of inputs/outputs: replayed, not planned as data
+        if o.kind == "alias":
+            plan.base, plan.replay = o.expr.base, _replayer(o.expr, ig.symbols)
     artifact.source_ir = source_ir  # the imported module (torch + sym), for explain/demo output
-    if getattr(ig, "derived", None):  # float scalars computed from sizes: trailing compute inputs
-        artifact.derived_fn = _derived_fn(ig)
     if guard_log.isEnabledFor(logging.INFO):
         for v in variants:
             lines = [f"  {i:3d} {kind:6s} {text}    [{origin}]" for i, (kind, text, origin) in enumerate(v.checks, 1)]
@@ -103,6 +96,69 @@ def build_artifact(ig: ImportedGraph, name: str, variants: Sequence[Variant], so
                            len(v.checks), sum(c[0] == "guard" for c in v.checks),
                            sum(c[0] == "assert" for c in v.checks), ", ".join(ig.symbols), "\n".join(lines))
     stats.guards_before = sum(1 for c in artifact.checks if c[0] != "bind")
+    return artifact
+
+
+def artifact_plan(ig: ImportedGraph, name: str) -> dict:
+    """The per-call plan of an artifact as JSON-able data: where each input size is read, which source
+    holds each symbol, the output sizes and derived float scalars as Python expressions of the
+    symbols, and each output's kind. `artifact_from_plan` turns it (with compiled variants) into an
+    Artifact; the artifact cache stores it. Alias outputs and constants that are not plain values
+    make `plan["storable"]` false (their replay is code, not data)."""
+    from torch.utils._sympy.printers import PythonPrinter
+
+    printer = PythonPrinter()
+    exprs: list = []
+    outputs: list[dict] = []
+    storable = True
+    for o in ig.outputs:
+        d: dict = {"kind": o.kind}
+        if o.kind == "tensor":
+            d.update(dtype=str(o.dtype).removeprefix("torch."), size_slice=[len(exprs), len(exprs) + len(o.shape)],
+                     device=o.device)
+            exprs.extend(o.shape)
+        elif o.kind == "sym":
+            d["index"] = len(exprs)
+            exprs.append(o.expr)
+        elif o.kind == "const":
+            d["const"] = o.expr
+            storable &= o.expr is None or type(o.expr) in (bool, int, float, str)
+        elif o.kind == "alias":
+            d["dtype"] = str(o.dtype).removeprefix("torch.") if o.dtype is not None else None
+            storable = False
+        outputs.append(d)
+    return {
+        "name": name,
+        "symbols": list(ig.symbols),
+        "sources": [[s.arg, s.dim] for s in ig.sources],
+        "symbol_from_source": _solve_symbols(ig),
+        "sizes": [printer.doprint(sympy.sympify(e)) for e in exprs],
+        "derived": [printer.doprint(e) for e in ig.derived] if getattr(ig, "derived", None) else [],
+        "outputs": outputs,
+        "storable": storable,
+    }
+
+
+def artifact_from_plan(plan: dict, variants: Sequence[Variant], device=None) -> Artifact:
+    """An Artifact over `variants` from `artifact_plan`'s data (alias outputs get their replay from the
+    caller)."""
+    outputs = []
+    for d in plan["outputs"]:
+        dtype = getattr(torch, d["dtype"]) if d.get("dtype") else None
+        outputs.append(OutputPlan(d["kind"], dtype, tuple(d.get("size_slice", (0, 0))), d.get("index", -1),
+                                  d.get("const"), device=d.get("device")))
+    artifact = Artifact(
+        name=plan["name"],
+        variants=variants,
+        read_sources=_source_reader(plan["sources"]),
+        symbol_from_source=plan["symbol_from_source"],
+        sizes_fn=_python_fn("_sizes", plan["symbols"], plan["sizes"], "") if plan["sizes"] else (lambda *a: ()),
+        outputs=outputs,
+        device=device,
+    )
+    if plan["derived"]:  # float scalars computed from sizes: trailing compute inputs
+        artifact.derived_fn = _python_fn("_derived", plan["symbols"], plan["derived"], "float")
+    artifact.plan = plan
     return artifact
 
 
@@ -174,10 +230,20 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     stats.jit_s += time.perf_counter() - t2
     arg_kinds = [_arg_kind(t) for t in arg_types]
     out_kinds = [("tensor", len(o.shape)) for o in ig.outputs if o.kind == "tensor"]
+    variant = cpu_variant(jit, ctx, label, name, len(ig.sources), arg_kinds + out_kinds, checks, assert_msgs)
+    variant.record = lambda: {"target": "cpu", "label": label, "func": name, "n_sources": len(ig.sources),
+                              "kinds": [list(k) for k in arg_kinds + out_kinds], "checks": [list(c) for c in checks],
+                              "assert_msgs": assert_msgs, "llvm": compute_mod.operation.get_asm()}
+    return variant
+
+
+def cpu_variant(jit: JitModule, ctx: ir.Context, label: str, func: str, n_sources: int, kinds: Sequence[tuple],
+                checks: list, assert_msgs: list[str]) -> Variant:
+    """A CPU variant over a JIT module holding the guard function `guards` and the compute `func`."""
     return Variant(
         name=label,
-        guard=ScalarCall(jit, "guards", len(ig.sources)),
-        compute=ComputeCall(jit, name, arg_kinds + out_kinds),
+        guard=ScalarCall(jit, "guards", n_sources),
+        compute=ComputeCall(jit, func, list(kinds)),
         checks=checks,
         assert_msgs=assert_msgs,
         keepalive=(jit, ctx),
@@ -239,8 +305,9 @@ def _arg_kind(t: ir.Type) -> tuple:
     raise UnsupportedGraph(f"compute argument of type {t} is not supported by the CPU runtime")
 
 
-def _source_reader(ig: ImportedGraph):
-    parts = [f"a[{s.arg}]" if s.dim is None else f"a[{s.arg}].shape[{s.dim}]" for s in ig.sources]
+def _source_reader(sources: Sequence[Sequence]):
+    """`read(args) -> [sizes]` for sources given as (arg, dim) pairs (dim None: a SymInt argument)."""
+    parts = [f"a[{arg}]" if dim is None else f"a[{arg}].shape[{dim}]" for arg, dim in sources]
     src = f"def _read(a):\n    return [{', '.join(parts)}]\n"
     ns: dict = {}
     exec(compile(src, "<mlir_sym sources>", "exec"), ns)  # noqa: S102 - generated from our own plan
@@ -258,44 +325,16 @@ def _solve_symbols(ig: ImportedGraph) -> list[int]:
     return out
 
 
-def _sizes_fn(ig: ImportedGraph):
-    exprs: list = []
-    for o in ig.outputs:
-        if o.kind == "tensor":
-            exprs.extend(o.shape)
-        elif o.kind == "sym":
-            exprs.append(o.expr)
-    return shapes.compile_exprs(exprs, ig.symbols) if exprs else (lambda *a: ())
-
-
-def _derived_fn(ig: ImportedGraph):
-    """`f(*symbol_values) -> tuple of floats`: the graph's derived float inputs (ImportedGraph.derived)."""
-    from torch.utils._sympy.printers import PythonPrinter
-
-    printer = PythonPrinter()
-    body = ", ".join(f"float({printer.doprint(e)})" for e in ig.derived)
-    src = f"def _derived({', '.join(ig.symbols)}):\n    return ({body},)\n"
+def _python_fn(fname: str, symbols: Sequence[str], exprs: Sequence[str], conv: str):
+    """`f(*symbol_values) -> tuple(conv(e) for e in exprs)` from printed Python expressions (conv ""
+    leaves them as they are: sizes are ints already)."""
+    body = ", ".join(f"{conv}({e})" for e in exprs)
+    src = f"def {fname}({', '.join(symbols)}):\n    return ({body},)\n"
     ns: dict = {"math": __import__("math"), "torch": torch}
-    exec(compile(src, "<mlir_sym derived scalars>", "exec"), ns)  # noqa: S102 - our own printed expressions
-    return ns["_derived"]
-
-
-def _output_plans(ig: ImportedGraph) -> list[OutputPlan]:
-    plans, pos = [], 0
-    for o in ig.outputs:
-        if o.kind == "tensor":
-            plans.append(OutputPlan("tensor", o.dtype, (pos, pos + len(o.shape)), device=o.device))
-            pos += len(o.shape)
-        elif o.kind == "sym":
-            plans.append(OutputPlan("sym", index=pos))
-            pos += 1
-        elif o.kind == "const":
-            plans.append(OutputPlan("const", const=o.expr))
-        elif o.kind == "alias":
-            plans.append(OutputPlan("alias", o.dtype, base=o.expr.base, replay=_replayer(o.expr, ig.symbols)))
-        else:
-            plans.append(OutputPlan("none"))
-    return plans
+    exec(compile(src, f"<mlir_sym {fname}>", "exec"), ns)  # noqa: S102 - our own printed expressions
+    fn = ns[fname]
+    fn.source = src  # type: ignore[attr-defined]
+    return fn
 
 
 def _replayer(plan: AliasPlan, symbols: Sequence[str]):

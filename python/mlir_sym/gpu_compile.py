@@ -234,6 +234,8 @@ def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.d
         checks=code.checks,
         assert_msgs=code.assert_msgs,
         keepalive={"jit": guard_jit, "ctx": ctx, "module": cmod, "gpu": gpu},
+        record=lambda: {"target": "cuda", "func": name, "n_sources": n_sources, "cpu_inputs": list(cpu_inputs),
+                        "code": code.to_json()},
     )
 
 

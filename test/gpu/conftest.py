@@ -26,6 +26,15 @@ def fresh_compiler():
     torch._dynamo.reset()
 
 
+@pytest.fixture(autouse=True)
+def private_artifact_cache(tmp_path, monkeypatch):
+    """Each test stores compiled artifacts in a directory of its own (see test/python/conftest.py)."""
+    pytest.importorskip("torch")
+    from mlir_sym import artifact_cache
+
+    monkeypatch.setattr(artifact_cache, "cache_dir", lambda: tmp_path / "artifacts")
+
+
 @pytest.fixture
 def dynamo_graphs():
     import torch._dynamo

@@ -26,6 +26,16 @@ def fresh_compiler():
     torch._dynamo.reset()
 
 
+@pytest.fixture(autouse=True)
+def private_artifact_cache(tmp_path, monkeypatch):
+    """Each test stores compiled artifacts (artifact_cache.py) in a directory of its own, so that one
+    test's graphs are never loaded by another (each counts its own compiles) and the store path runs
+    over the whole suite."""
+    from mlir_sym import artifact_cache
+
+    monkeypatch.setattr(artifact_cache, "cache_dir", lambda: tmp_path / "artifacts")
+
+
 @pytest.fixture
 def dynamo_graphs():
     """How many graphs Dynamo has compiled (a recompile adds one) since the test began."""

@@ -55,6 +55,9 @@ class Variant:
     assert_msgs: list[str]
     keepalive: Any = None
     calls: int = 0
+    # () -> a JSON-able form of the compiled code from which the variant is rebuilt without compiling
+    # (the artifact cache, artifact_cache.py); None where it cannot be.
+    record: Callable[[], dict] | None = None
 
 
 class Artifact:
@@ -85,6 +88,7 @@ class Artifact:
         self.device = device
         self.calls = 0
         self.derived_fn: Callable[..., tuple] | None = None  # see importer.ImportedGraph.derived
+        self.plan: dict | None = None  # the per-call plan as data (capture.artifact_plan)
         self._memo: dict[tuple, tuple[Variant, list[int], list[Any]]] = {}
 
     @property
