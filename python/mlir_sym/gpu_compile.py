@@ -122,8 +122,13 @@ class GpuCode:
     assert_msgs: list[str]
     program: HostProgram
     llvm_ir: list[str]
-    ptx: str
+    ptx_parts: list[str]  # PTX modules (the kernels compiled in groups side by side, codegen/ptx.py)
     aliases: dict[str, str]  # kernel -> the structurally identical kernel whose PTX it runs
+
+    @property
+    def ptx(self) -> str:
+        """All the PTX, one module after another (for reading; each part is loaded on its own)."""
+        return "\n".join(self.ptx_parts)
 
     def to_json(self) -> dict:
         """A JSON-able form (the disk caches'); `from_json` inverts it (the LLVM IR is not kept)."""
@@ -134,7 +139,7 @@ class GpuCode:
             "program": {"source": p.source, "launches": p.launches, "constants": p.constants,
                         "library_calls": p.library_calls,
                         "kernels": {k: [dataclasses.asdict(q) for q in qs] for k, qs in p.kernels.items()}},
-            "ptx": self.ptx, "aliases": self.aliases}
+            "ptx_parts": self.ptx_parts, "aliases": self.aliases}
 
     @staticmethod
     def from_json(d: dict) -> "GpuCode":
@@ -143,7 +148,7 @@ class GpuCode:
         program = HostProgram(p["source"], {k: [KernelParam(**q) for q in qs] for k, qs in p["kernels"].items()},
                               p["launches"], p["library_calls"], p.get("constants", {}))
         return GpuCode(d["label"], ir.Module.parse(d["guards"]), [tuple(c) for c in d["checks"]],
-                       d["assert_msgs"], program, [], d["ptx"], d["aliases"])
+                       d["assert_msgs"], program, [], d["ptx_parts"], d["aliases"])
 
 
 def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
@@ -191,7 +196,7 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
     with timing.phase("ptx"):
-        ptx = ptx_codegen.compile_ptx(llvm_ir) if llvm_ir else ""
+        ptx = ptx_codegen.compile_ptx_parts(llvm_ir) if llvm_ir else []
     stats.extra.setdefault("ptx_s", 0.0)
     stats.extra["ptx_s"] += time.perf_counter() - t2
     stats.extra["kernels"] = stats.extra.get("kernels", 0) + len(program.kernels)
@@ -218,7 +223,7 @@ def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.d
         guard_jit = JitModule(code.guards)
     program = code.program
     with timing.phase("module-load"):
-        cmod = CudaModule(code.ptx, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
+        cmod = CudaModule(code.ptx_parts, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
     with timing.phase("host-exec"):
         host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
     if ir_log.isEnabledFor(logging.INFO):

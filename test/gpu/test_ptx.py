@@ -161,3 +161,43 @@ def test_host_program_reads_constant_buffers():
     out, out2 = torch.zeros(3, dtype=torch.int64), torch.zeros(2)
     assert ns["host"](out, out2) == 0
     assert out.tolist() == [4, 0, 7] and out2.tolist() == [1.5, 1.5]
+
+
+def test_split_groups_balances_and_keeps_order():
+    texts = ["a" * 50, "b" * 10, "c" * 40, "d" * 20, "e" * 30, "f" * 5]
+    groups = ptx.split_groups(texts, 2)
+    assert sorted(t for g in groups for t in g) == sorted(texts)
+    assert [sum(map(len, g)) for g in groups] == [80, 75]  # largest first onto the lightest group
+    assert all(g == sorted(g, key=texts.index) for g in groups)
+    assert ptx.split_groups(texts, 1) == [texts]
+    assert ptx.split_groups(texts[:3], 8) == [texts[:3]]  # too few kernels to be worth a process
+
+
+@needs_nvptx
+def test_ptx_parts_compile_in_worker_processes(tmp_path, monkeypatch):
+    """Kernels in groups, each compiled by ptx_worker.py in a process of its own: the same PTX as
+    compiling the group here, each group cached on its own."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ptx, "MIN_KERNELS_PER_WORKER", 1)
+    program, llvm_ir = _lower(open(LIT_INPUT).read())
+    parts = ptx.compile_ptx_parts(llvm_ir, workers=2)
+    assert len(parts) == 2
+    groups = ptx.split_groups(llvm_ir, 2)
+    assert parts == [ptx.compile_ptx(g, use_cache=False) for g in groups]
+    entries = [set(ptx_re_entries(p)) for p in parts]
+    assert entries[0].isdisjoint(entries[1]) and entries[0] | entries[1] == set(program.kernels)
+    assert len(list((tmp_path / "ptx").glob("*.ptx"))) == 2
+    assert ptx.compile_ptx_parts(llvm_ir, workers=2) == parts  # from the cache
+
+
+@needs_nvptx
+def test_a_worker_failure_is_a_ptx_error(monkeypatch):
+    monkeypatch.setattr(ptx, "MIN_KERNELS_PER_WORKER", 1)
+    with pytest.raises(ptx.PTXError, match="invalid LLVM IR"):
+        ptx.compile_ptx_parts(["this is not LLVM IR", "nor this"], workers=2, use_cache=False)
+
+
+def ptx_re_entries(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"\.entry\s+(\w+)\s*\(", text)

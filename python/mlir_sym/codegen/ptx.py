@@ -13,29 +13,25 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 import re
 import struct
-import threading
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from torch_mlir import ir
 
+from mlir_sym.codegen.ptx_worker import TRIPLE, PTXError, _init_llvm, compile_llvm  # noqa: F401 - PTXError is raised here too
+
 DEFAULT_ARCH = "sm_90"
 DEFAULT_FEATURES = "+ptx80"
-TRIPLE = "nvptx64-nvidia-cuda"
 DATALAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 _COMPILER_VERSION = "1"  # bump when the emitted code for the same input changes
-
-_lock = threading.Lock()
-_llvm_ready = False
-
-
-class PTXError(RuntimeError):
-    """LLVM IR could not be turned into PTX (no libdevice, invalid IR, backend failure)."""
-
 
 def gpu_module_to_llvm_ir(gpu_modules) -> list[str]:
     """LLVM IR text for the LLVM-dialect body of each lowered `gpu.module` (after convert-gpu-to-nvvm).
@@ -169,30 +165,46 @@ def cache_dir() -> Path:
 def compile_ptx(llvm_ir: str | Sequence[str], *, arch: str = DEFAULT_ARCH, features: str = DEFAULT_FEATURES,
                 opt: int = 3, use_cache: bool = True) -> str:
     """PTX text for `llvm_ir`: one LLVM IR module or several (linked into one), kernels with the
-    ptx_kernel calling convention."""
-    libdevice = find_libdevice() if needs_libdevice(llvm_ir) else None
-    if needs_libdevice(llvm_ir) and libdevice is None:
-        names = sorted({w.split("(")[0] for t in _texts(llvm_ir) for w in t.split("@")[1:] if w.startswith("__nv_")})
+    ptx_kernel calling convention; compiled in this process."""
+    texts = _texts(llvm_ir)
+    libdevice = _libdevice_for(texts)
+    path = cache_dir() / f"{_key(texts, arch, features, opt, libdevice)}.ptx"
+    if use_cache and path.is_file():
+        return path.read_text()
+    ptx = compile_llvm(texts, arch, features, opt, libdevice)
+    if use_cache:
+        _write(path, ptx)
+    return ptx
+
+
+def _libdevice_for(texts: Sequence[str]) -> str | None:
+    """libdevice's path when the kernels call it (a clear error when they do and it is missing)."""
+    if not needs_libdevice(texts):
+        return None
+    libdevice = find_libdevice()
+    if libdevice is None:
+        names = sorted({w.split("(")[0] for t in texts for w in t.split("@")[1:] if w.startswith("__nv_")})
         raise PTXError(
             f"the kernels call libdevice functions ({', '.join(names)}) but no libdevice.10.bc was found: "
             "set CUDA_LIBDEVICE to its path (it ships with the CUDA toolkit under nvvm/libdevice/, and with "
             "triton under triton/backends/nvidia/lib/)")
-    key = hashlib.sha256("\0".join([
-        _COMPILER_VERSION, arch, features, str(opt), *_texts(llvm_ir), _file_digest(libdevice) if libdevice else "",
+    return libdevice
+
+
+def _key(texts: Sequence[str], arch: str, features: str, opt: int, libdevice: str | None) -> str:
+    return hashlib.sha256("\0".join([
+        _COMPILER_VERSION, arch, features, str(opt), *texts, _file_digest(libdevice) if libdevice else "",
         _llvmlite_version()]).encode()).hexdigest()
-    path = cache_dir() / f"{key}.ptx"
-    if use_cache and path.is_file():
-        return path.read_text()
-    ptx = _compile(_texts(llvm_ir), arch, features, opt, libdevice)
-    if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(ptx)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only home is no reason to fail
-    return ptx
+
+
+def _write(path: Path, ptx: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(ptx)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home is no reason to fail
 
 
 def _llvmlite_version() -> str:
@@ -206,64 +218,82 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-@lru_cache(maxsize=2)
-def _libdevice_bitcode(path: str) -> bytes:
-    return Path(path).read_bytes()
+def compile_workers() -> int:
+    """How many processes compile kernels side by side: `MLIR_SYM_COMPILE_WORKERS`, else the cores
+    (at most 8); 1 compiles in this process."""
+    env = os.environ.get("MLIR_SYM_COMPILE_WORKERS")
+    if env:
+        return max(1, int(env))
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def _init_llvm():
-    global _llvm_ready
-    import llvmlite.binding as llvm
-
-    with _lock:
-        if not _llvm_ready:
-            try:
-                llvm.initialize_all_targets()
-                llvm.initialize_all_asmprinters()
-            except Exception as e:  # noqa: BLE001
-                raise PTXError(f"llvmlite cannot initialize its targets: {e}") from None
-            _llvm_ready = True
-    return llvm
+MIN_KERNELS_PER_WORKER = 2  # below this a worker's start (~0.1 s) costs more than its kernels
 
 
-def _compile(texts: list[str], arch: str, features: str, opt: int, libdevice: str | None) -> str:
-    llvm = _init_llvm()
+def split_groups(texts: Sequence[str], workers: int) -> list[list[str]]:
+    """`texts` in at most `workers` groups of similar total size (largest first onto the lightest
+    group), each keeping the input order; one group when there are too few to be worth a process."""
+    n = min(workers, len(texts) // MIN_KERNELS_PER_WORKER)
+    if n <= 1:
+        return [list(texts)]
+    load = [0] * n
+    member: list[list[int]] = [[] for _ in range(n)]
+    for i in sorted(range(len(texts)), key=lambda i: -len(texts[i])):
+        g = load.index(min(load))
+        member[g].append(i)
+        load[g] += len(texts[i])
+    return [[texts[i] for i in sorted(m)] for m in member]
+
+
+def compile_ptx_parts(llvm_ir: Sequence[str], *, arch: str = DEFAULT_ARCH, features: str = DEFAULT_FEATURES,
+                      opt: int = 3, use_cache: bool = True, workers: int | None = None) -> list[str]:
+    """PTX modules for the kernels `llvm_ir` (one LLVM IR text each), compiled in groups side by side
+    in worker processes (ptx_worker.py); each group is one PTX module, cached on its own."""
+    groups = split_groups(list(llvm_ir), compile_workers() if workers is None else workers)
+    if len(groups) == 1:
+        return [compile_ptx(groups[0], arch=arch, features=features, opt=opt, use_cache=use_cache)]
+    jobs = [_Job(g, arch, features, opt) for g in groups]
+    misses = [j for j in jobs if not (use_cache and j.load())]
+    if misses:
+        with ThreadPoolExecutor(len(misses)) as pool:  # each thread waits on its worker process
+            for j, ptx in zip(misses, pool.map(_run_worker, misses)):
+                j.ptx = ptx
+                if use_cache:
+                    j.store()
+    return [j.ptx for j in jobs]
+
+
+class _Job:
+    """One group of kernels: its cache entry and its PTX."""
+
+    def __init__(self, texts: list[str], arch: str, features: str, opt: int) -> None:
+        self.texts, self.arch, self.features, self.opt = texts, arch, features, opt
+        self.libdevice = _libdevice_for(texts)
+        self.path = cache_dir() / f"{_key(texts, arch, features, opt, self.libdevice)}.ptx"
+        self.ptx = ""
+
+    def load(self) -> bool:
+        if self.path.is_file():
+            self.ptx = self.path.read_text()
+            return True
+        return False
+
+    def store(self) -> None:
+        _write(self.path, self.ptx)
+
+
+def _run_worker(job: _Job) -> str:
+    req = json.dumps({"texts": job.texts, "arch": job.arch, "features": job.features, "opt": job.opt,
+                      "libdevice": job.libdevice})
+    worker = Path(__file__).with_name("ptx_worker.py")
     try:
-        target = llvm.Target.from_triple(TRIPLE)
-    except RuntimeError as e:
-        raise PTXError(f"this llvmlite has no NVPTX backend: {e}") from None
-    tm = target.create_target_machine(cpu=arch, features=features, opt=opt, reloc="pic", codemodel="default")
-    mod = None
-    for text in texts:
-        try:
-            m = llvm.parse_assembly(text)
-        except RuntimeError as e:
-            raise PTXError(f"invalid LLVM IR for the kernels: {e}") from None
-        m.triple = TRIPLE
-        m.data_layout = str(tm.target_data)
-        if mod is None:
-            mod = m
-        else:
-            mod.link_in(m)
-    if mod is None:
-        raise PTXError("no LLVM IR to compile")
-    kernels = {f.name for f in mod.functions if not f.is_declaration}
-    if libdevice is not None:
-        lib = llvm.parse_bitcode(_libdevice_bitcode(libdevice))
-        lib.triple = TRIPLE
-        lib.data_layout = mod.data_layout
-        mod.link_in(lib)
-        # Keep only what the kernels use: libdevice's definitions become internal, dead ones go.
-        for f in mod.functions:
-            if not f.is_declaration and f.name not in kernels:
-                f.linkage = llvm.Linkage.internal
-        for g in mod.global_variables:
-            if not g.is_declaration:
-                g.linkage = llvm.Linkage.internal
-    mod.verify()
-    if opt:
-        pto = llvm.PipelineTuningOptions(speed_level=min(opt, 3))
-        pb = llvm.create_pass_builder(tm, pto)
-        mpm = pb.getModulePassManager()
-        mpm.run(mod, pb)
-    return tm.emit_assembly(mod)
+        p = subprocess.run([sys.executable, str(worker)], input=req, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise PTXError(f"the PTX worker process failed: {e}") from None
+    try:
+        reply = json.loads(p.stdout)
+    except ValueError:
+        raise PTXError(f"the PTX worker process failed (exit {p.returncode}): {p.stderr.strip()[-2000:]}") from None
+    if "error" in reply:
+        raise PTXError(reply["error"])
+    return reply["ptx"]

@@ -16,7 +16,9 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import re
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 import torch
@@ -148,37 +150,73 @@ class Kernel:
 
 
 class CudaModule:
-    """A PTX module loaded into the device's primary context."""
+    """PTX modules loaded into the device's primary context: the driver JIT-compiles each (the bulk
+    of loading), several side by side in threads (the driver call releases the GIL)."""
 
-    def __init__(self, ptx: str, kernels: dict[str, Sequence[KernelParam]], device: torch.device,
+    def __init__(self, ptx: str | Sequence[str], kernels: dict[str, Sequence[KernelParam]], device: torch.device,
                  aliases: dict[str, str] | None = None) -> None:
-        """`aliases`: kernel -> the structurally identical kernel whose `.entry` it launches."""
+        """`ptx`: one PTX text or several (modules of their own); `aliases`: kernel -> the structurally
+        identical kernel whose `.entry` it launches."""
         ensure_context(device)
         lib = _driver()
         self.device = device
-        self.handle = ctypes.c_void_p()
-        log_size = 1 << 14
-        err_log = ctypes.create_string_buffer(log_size)
-        opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-        vals = (ctypes.c_void_p * 2)(ctypes.addressof(err_log), log_size)
-        rc = lib.cuModuleLoadDataEx(ctypes.byref(self.handle), ptx.encode() + b"\0", 2, opts, vals)
-        if rc != 0:
-            log = err_log.value.decode(errors="replace").strip()
-            raise CudaError(f"cuModuleLoadDataEx failed: {error_text(rc)}" + (f"\nptxas: {log}" if log else ""))
+        parts = [ptx] if isinstance(ptx, str) else list(ptx)
+        ctx = ctypes.c_void_p()
+        _check(lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        self.handles: list[int] = []
+        if len(parts) == 1:
+            results = [_load_ptx(parts[0], None)]
+        else:
+            with ThreadPoolExecutor(min(len(parts), 8)) as pool:
+                results = list(pool.map(lambda t: _load_ptx(t, ctx), parts))
+        self.handles = [h for h, _ in results if h]
+        errors = [e for _, e in results if e]
+        if errors:
+            raise CudaError(errors[0])
+        where: dict[str, int] = {}  # .entry name -> the module defining it
+        for h, text in zip(self.handles, parts):
+            for m in _ENTRY.finditer(text):
+                where[m.group(1)] = h
         self.kernels: dict[str, Kernel] = {}
         for name, params in kernels.items():
-            fn = ctypes.c_void_p()
             entry = (aliases or {}).get(name, name)
-            _check(lib.cuModuleGetFunction(ctypes.byref(fn), self.handle, entry.encode()),
+            if entry not in where:
+                raise CudaError(f"kernel {entry} is in none of the {len(parts)} PTX modules")
+            fn = ctypes.c_void_p()
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), ctypes.c_void_p(where[entry]), entry.encode()),
                    f"cuModuleGetFunction({entry})")
             self.kernels[name] = Kernel(name, fn.value, params)
 
     def __del__(self) -> None:
         try:
-            if self.handle:
-                _driver().cuModuleUnload(self.handle)
+            lib = _driver()
+            for h in getattr(self, "handles", ()):
+                lib.cuModuleUnload(ctypes.c_void_p(h))
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
+
+
+def _load_ptx(ptx: str, ctx: ctypes.c_void_p | None) -> tuple[int, str]:
+    """(module handle, "") or (0, the error): one cuModuleLoadDataEx, on `ctx` made current first when
+    given (a worker thread has no current context)."""
+    lib = _driver()
+    if ctx is not None:
+        rc = lib.cuCtxSetCurrent(ctx)
+        if rc != 0:
+            return 0, f"cuCtxSetCurrent failed: {error_text(rc)}"
+    handle = ctypes.c_void_p()
+    log_size = 1 << 14
+    err_log = ctypes.create_string_buffer(log_size)
+    opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+    vals = (ctypes.c_void_p * 2)(ctypes.addressof(err_log), log_size)
+    rc = lib.cuModuleLoadDataEx(ctypes.byref(handle), ptx.encode() + b"\0", 2, opts, vals)
+    if rc != 0:
+        log = err_log.value.decode(errors="replace").strip()
+        return 0, f"cuModuleLoadDataEx failed: {error_text(rc)}" + (f"\nptxas: {log}" if log else "")
+    return handle.value, ""
 
 
 def _raw_stream_fn():
