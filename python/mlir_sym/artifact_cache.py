@@ -15,6 +15,10 @@ the compile added to the ShapeEnv (AOTAutograd's tracing and our own specializat
 guards are checked against this call's sizes (a miss if one fails) and installed in the ShapeEnv, so
 Dynamo's guards for the frame are what a full compile would have given.
 
+A graph whose compile made Dynamo restart its trace (AOTAutograd's TensorifyScalarRestartAnalysis:
+float inputs to specialize) gets an entry that replays the restart, so the next process does not
+trace it through AOTAutograd only to throw the result away.
+
 Stored only when nothing but the artifact runs per call (the direct path of backend.py: inference, no
 mutation, no aliasing, no lifted parameters or buffers, no graph attributes or submodules), for plain
 artifacts (not count/fill ones) whose graph added no runtime assertions. `MLIR_SYM_ARTIFACT_CACHE=0`
@@ -129,17 +133,30 @@ def store(k: str, artifact, plan: dict, dynamic_dims: list[tuple[int, set[int]]]
     with timing.phase("artifact-cache-store"):
         entry = {"format": FORMAT, "plan": plan, "variants": [v.record() for v in artifact.variants],
                  "dynamic_dims": [[i, sorted(d)] for i, d in dynamic_dims], "guards": added_guards}
-        text = json.dumps(entry)  # a plan that is not data is our bug: let it raise
-        path = cache_dir() / f"{k}.json"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
-        except OSError as e:  # a read-only home is no reason to fail
-            log.debug("artifact cache entry not written: %s", e)
+        if not _write(k, entry):
             return False
     log.info("artifact cache: stored %s (%d variants, %d guards)", k[:16], len(entry["variants"]), len(added_guards))
+    return True
+
+
+def store_restart(k: str, specialize: list[str]) -> None:
+    """Remember that AOTAutograd, given the graph of key `k`, makes Dynamo restart its trace with the
+    float inputs `specialize` (symbol names, stable across restarts and processes) specialized."""
+    _write(k, {"format": FORMAT, "restart": "tensorify", "specialize": specialize})
+    log.info("artifact cache: stored a restart for %s (specialize %s)", k[:16], specialize)
+
+
+def _write(k: str, entry: dict) -> bool:
+    text = json.dumps(entry)  # a plan that is not data is our bug: let it raise
+    path = cache_dir() / f"{k}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as e:  # a read-only home is no reason to fail
+        log.debug("artifact cache entry not written: %s", e)
+        return False
     return True
 
 
@@ -206,11 +223,21 @@ def load(entry: dict, device: torch.device | None):
 
 
 def try_load(k: str, shape_env, device: torch.device | None) -> tuple[Any, list] | None:
-    """The cached artifact for key `k` with its guards installed, or None."""
+    """The cached artifact for key `k` with its guards installed, or None. Raises Dynamo's
+    TensorifyScalarRestartAnalysis (with the same floats to specialize) where the graph's compile
+    did."""
     with timing.phase("artifact-cache-load"):
         entry = lookup(k)
         if entry is None:
             return None
+        if entry.get("restart") == "tensorify":
+            from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+            from torch._dynamo.symbolic_convert import TensorifyState
+
+            for name in entry["specialize"]:
+                TensorifyState.specialize(name)
+            log.info("artifact cache: %s restarts Dynamo (specialize %s)", k[:16], entry["specialize"])
+            raise TensorifyScalarRestartAnalysis
         if not install_guards(entry["guards"], shape_env):
             log.info("artifact cache: entry %s does not hold for these sizes", k[:16])
             return None

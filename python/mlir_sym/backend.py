@@ -50,6 +50,8 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
+from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+from torch._dynamo.symbolic_convert import TensorifyState
 from torch._functorch.aot_autograd import make_boxed_func
 
 from mlir_sym import artifact_cache, datadep, timing
@@ -85,10 +87,11 @@ class Stats:
     direct_graphs: int = 0  # graphs Dynamo calls without AOTAutograd's runtime wrapper
     artifact_cache_hits: int = 0  # graphs loaded from the disk (artifact_cache.py): nothing traced or compiled
     artifact_cache_stores: int = 0
+    artifact_cache_restarts: int = 0  # Dynamo restarts replayed from the disk (float specializations)
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
-        self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = 0
+        self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
 
 
 stats = Stats()
@@ -321,8 +324,12 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
             with timing.phase("artifact-cache-key"):
                 cache_key = artifact_cache.key(gm, example_inputs, shape_env, {"direct": True})
             device = next((t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type == "cuda"), None)
-            with timing.gc_paused():
-                hit = artifact_cache.try_load(cache_key, shape_env, device)
+            try:
+                with timing.gc_paused():
+                    hit = artifact_cache.try_load(cache_key, shape_env, device)
+            except TensorifyScalarRestartAnalysis:  # replayed: Dynamo retraces with floats specialized
+                stats.artifact_cache_restarts += 1
+                raise
             if hit is not None:
                 art, dims = hit
                 stats.artifact_cache_hits += 1
@@ -340,8 +347,16 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         decompositions=_decompositions(),
         keep_inference_input_mutations=False,
     )
-    with attention_math(example_inputs):  # AOTAutograd traces here
-        compiled = backend(gm, example_inputs, **kwargs)
+    specialized = set(TensorifyState.force_specializations)
+    try:
+        with attention_math(example_inputs):  # AOTAutograd traces here
+            compiled = backend(gm, example_inputs, **kwargs)
+    except TensorifyScalarRestartAnalysis:
+        # AOTAutograd asks Dynamo to retrace with some float inputs specialized: remember it, so that
+        # the next process asks at once instead of tracing this graph again
+        if cache_key is not None:
+            artifact_cache.store_restart(cache_key, sorted(TensorifyState.force_specializations - specialized))
+        raise
     if config.direct_calls and len(sink) == 1 and not lifted:
         stats.direct_graphs += 1
         run, dims = sink[0]

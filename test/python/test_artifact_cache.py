@@ -65,6 +65,30 @@ def test_added_guards_are_stored_checked_and_reinstalled():
     assert backend.stats.artifact_cache_hits == 0 and backend.stats.compiles == 1
 
 
+def test_a_dynamo_restart_is_replayed_without_tracing_again():
+    """AOTAutograd makes Dynamo retrace a graph whose float input cannot be a tensor (clamp's bound);
+    the cache remembers it, so a fresh compile restarts at once and loads the retraced graph."""
+
+    def clamp(x, lo):
+        return x.clamp(min=lo) * 2
+
+    def run(n):
+        torch._dynamo.reset()
+        backend._CACHE.clear()
+        cf = torch.compile(clamp, backend="mlir_sym", dynamic=True)
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(cf(x, 0.25), clamp(x, 0.25))
+
+    run(5)
+    assert backend.stats.compiles == 1 and backend.stats.artifact_cache_stores == 1
+    entries = [json.loads(p.read_text()) for p in artifact_cache.cache_dir().glob("*.json")]
+    assert sorted("restart" in e for e in entries) == [False, True]
+    backend.stats.reset()
+    run(8)
+    assert backend.stats.artifact_cache_restarts == 1 and backend.stats.artifact_cache_hits == 1
+    assert backend.stats.compiles == 0
+
+
 def test_install_guards_checks_each_guard_against_the_hints():
     from torch._dynamo.source import ConstantSource
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
