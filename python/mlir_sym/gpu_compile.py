@@ -35,7 +35,7 @@ from mlir_sym.capture import (
     variant_modules, variant_specs,
 )
 from mlir_sym import timing
-from mlir_sym.codegen import code_cache
+from mlir_sym.codegen import code_cache, cubin
 from mlir_sym.codegen import ptx as ptx_codegen
 from mlir_sym.codegen.host import HostCodegen, HostCodegenError, HostProgram, KernelParam
 from mlir_sym.importer import ImportedGraph, import_graph
@@ -222,8 +222,14 @@ def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.d
     with timing.phase("guard-jit"):
         guard_jit = JitModule(code.guards)
     program = code.program
-    with timing.phase("module-load"):
-        cmod = CudaModule(code.ptx_parts, program.kernels, device, code.aliases) if program.kernels else _NoKernels(device)
+    if program.kernels:
+        with timing.phase("ptxas"):
+            major, minor = torch.cuda.get_device_capability(device)
+            cubins = cubin.assemble(code.ptx_parts, f"sm_{major}{minor}", workers=ptx_codegen.compile_workers())
+        with timing.phase("module-load"):
+            cmod = CudaModule(code.ptx_parts, program.kernels, device, code.aliases, cubins)
+    else:
+        cmod = _NoKernels(device)
     with timing.phase("host-exec"):
         host = HostCall(program.source, "host", cmod, Runtime(device), cpu_inputs, program.constants)
     if ir_log.isEnabledFor(logging.INFO):

@@ -2,8 +2,8 @@
 
 The only module of mlir_sym that talks to the CUDA driver. It calls `libcuda` through ctypes (the same
 driver API `cuda.bindings.driver` wraps, at a fraction of the per-call cost): `cuModuleLoadDataEx`
-once per artifact (the driver JIT-compiles the PTX for the device; its error log goes into the
-exception), `cuLaunchKernel` per launch with a parameter block packed by one `struct.pack_into`.
+once per kernel module of an artifact (a cubin from codegen/cubin.py, or PTX the driver JIT-compiles
+for the device; its error log goes into the exception), `cuLaunchKernel` per launch with a parameter block packed by one `struct.pack_into`.
 
 A launch plan comes from codegen/host.py: Python source that computes grid/block sizes from the
 symbol values of the call, allocates buffers with torch's caching allocator (`Runtime.empty`) and calls
@@ -14,16 +14,18 @@ sizes. Errors inside a running kernel surface (as usual with CUDA) at the next s
 from __future__ import annotations
 
 import ctypes
+import logging
 import math
 import os
 import re
 import struct
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 import torch
 
 from mlir_sym.codegen.host import KernelParam
+
+log = logging.getLogger("mlir_sym.runtime")
 
 CU_JIT_INFO_LOG_BUFFER = 3
 CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
@@ -150,33 +152,32 @@ class Kernel:
 
 
 class CudaModule:
-    """PTX modules loaded into the device's primary context: the driver JIT-compiles each (the bulk
-    of loading), several side by side in threads (the driver call releases the GIL)."""
+    """Kernel modules loaded into the device's primary context: cubins where `codegen/cubin.py` could
+    assemble them (loading is then nearly free), else PTX the driver JIT-compiles (the bulk of loading;
+    the driver does one module at a time, so these load in turn)."""
 
     def __init__(self, ptx: str | Sequence[str], kernels: dict[str, Sequence[KernelParam]], device: torch.device,
-                 aliases: dict[str, str] | None = None) -> None:
-        """`ptx`: one PTX text or several (modules of their own); `aliases`: kernel -> the structurally
-        identical kernel whose `.entry` it launches."""
+                 aliases: dict[str, str] | None = None, cubins: Sequence[bytes | None] | None = None) -> None:
+        """`ptx`: one PTX text or several (modules of their own); `cubins`: for each, its cubin or None;
+        `aliases`: kernel -> the structurally identical kernel whose `.entry` it launches."""
         ensure_context(device)
         lib = _driver()
         self.device = device
         parts = [ptx] if isinstance(ptx, str) else list(ptx)
-        ctx = ctypes.c_void_p()
-        _check(lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        images = list(cubins) if cubins is not None else [None] * len(parts)
         self.handles: list[int] = []
-        if len(parts) == 1:
-            results = [_load_ptx(parts[0], None)]
-        else:
-            with ThreadPoolExecutor(min(len(parts), 8)) as pool:
-                results = list(pool.map(lambda t: _load_ptx(t, ctx), parts))
-        self.handles = [h for h, _ in results if h]
-        errors = [e for _, e in results if e]
-        if errors:
-            raise CudaError(errors[0])
         where: dict[str, int] = {}  # .entry name -> the module defining it
-        for h, text in zip(self.handles, parts):
+        for text, cubin in zip(parts, images):
+            handle, error = _load_image(cubin, "cubin") if cubin is not None else (0, "")
+            if error:
+                log.warning("the cubin did not load (%s); the driver compiles its PTX instead", error)
+            if not handle:
+                handle, error = _load_image(text.encode() + b"\0", "PTX")
+                if error:
+                    raise CudaError(error)
+            self.handles.append(handle)
             for m in _ENTRY.finditer(text):
-                where[m.group(1)] = h
+                where[m.group(1)] = handle
         self.kernels: dict[str, Kernel] = {}
         for name, params in kernels.items():
             entry = (aliases or {}).get(name, name)
@@ -199,23 +200,18 @@ class CudaModule:
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
 
 
-def _load_ptx(ptx: str, ctx: ctypes.c_void_p | None) -> tuple[int, str]:
-    """(module handle, "") or (0, the error): one cuModuleLoadDataEx, on `ctx` made current first when
-    given (a worker thread has no current context)."""
+def _load_image(image: bytes, kind: str) -> tuple[int, str]:
+    """(module handle, "") or (0, the error): one cuModuleLoadDataEx of a cubin or a NUL-terminated PTX."""
     lib = _driver()
-    if ctx is not None:
-        rc = lib.cuCtxSetCurrent(ctx)
-        if rc != 0:
-            return 0, f"cuCtxSetCurrent failed: {error_text(rc)}"
     handle = ctypes.c_void_p()
     log_size = 1 << 14
     err_log = ctypes.create_string_buffer(log_size)
     opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
     vals = (ctypes.c_void_p * 2)(ctypes.addressof(err_log), log_size)
-    rc = lib.cuModuleLoadDataEx(ctypes.byref(handle), ptx.encode() + b"\0", 2, opts, vals)
+    rc = lib.cuModuleLoadDataEx(ctypes.byref(handle), image, 2, opts, vals)
     if rc != 0:
-        log = err_log.value.decode(errors="replace").strip()
-        return 0, f"cuModuleLoadDataEx failed: {error_text(rc)}" + (f"\nptxas: {log}" if log else "")
+        text = err_log.value.decode(errors="replace").strip()
+        return 0, f"cuModuleLoadDataEx ({kind}) failed: {error_text(rc)}" + (f"\nptxas: {text}" if text else "")
     return handle.value, ""
 
 
