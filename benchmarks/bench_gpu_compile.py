@@ -9,9 +9,10 @@ sequence length, in one process:
   warm    : the same again in a fresh Dynamo with the disk caches filled (generated code, PTX): what a
             second process adds;
 and the kernels: launched kernels vs distinct kernels compiled (identical layers share PTX).
-Not measured here: loading the PTX (cuModuleLoadDataEx: the driver compiles it to SASS, about 2 s for
-GPT-2's kernels on the H100 with its compute cache cold, 0.01 s warm) and inductor, which needs a GPU
-(bench_hf_gpu.py measures both on one).
+Not measured here: assembling the PTX with ptxas (codegen/cubin.py, about 0.45 s for GPT-2's modules
+in parallel on the H100 host; the driver's JIT took 2-2.8 s one module at a time) and loading it, and
+inductor, which needs a GPU (bench_hf_gpu.py measures them on one). `MLIR_SYM_PASS_TIMING=1` adds
+MLIR's per-pass time report of each pipeline on stderr.
 
     python benchmarks/bench_gpu_compile.py [--models gpt2,bert,t5] [--json out.json]
 """

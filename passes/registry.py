@@ -232,7 +232,8 @@ def unknown_pass_message(name: str) -> str:
     )
 
 
-def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool = False) -> Pipeline:
+def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool = False,
+                   timing: bool = False, verify_each: bool = True) -> Pipeline:
     """Build one PassManager on `builtin.module` from textual pipeline `text`.
 
     `text` may be wrapped in `builtin.module(...)` or be a bare list. Raises PassError naming an unknown
@@ -246,6 +247,10 @@ def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool =
         pm = PassManager("builtin.module")
         if print_ir_after_all:
             pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
+        if timing:  # MLIR's report (wall time per pass, ours included) goes to stderr after the run
+            pm.enable_timing()
+        if not verify_each:  # the caller verifies the result once instead (mlir-opt's --verify-each=0)
+            pm.enable_verifier(False)
         pipe = Pipeline(pm)
         pending: list[str] = []  # consecutive upstream elements, added as one text segment
 
@@ -300,8 +305,11 @@ def build_pipeline(text: str, *, context: ir.Context, print_ir_after_all: bool =
                 else:
                     raise PassError(unknown_pass_message(el.name))
 
-        walk(elements, None)
-        flush()
+        try:
+            walk(elements, None)
+            flush()
+        finally:  # `walk` refers to itself: without this the PassManager lives until a GC (and reports its timing then)
+            walk = None  # noqa: F841
     return pipe
 
 

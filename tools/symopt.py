@@ -90,6 +90,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check the diagnostics against expected-error/warning/remark/note comments")
     p.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after each pass to stderr")
+    p.add_argument("--mlir-timing", action="store_true",
+                   help="print the wall time of each pass (ours included) to stderr after the run")
     p.add_argument("--mlir-print-op-generic", action="store_true", help="print every op in generic form")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
     p.add_argument("--mlir-disable-threading", action="store_true",
@@ -106,6 +108,7 @@ class Options:
     verify_diagnostics: bool
     print_ir_after_all: bool
     print_generic: bool
+    timing: bool
     allow_unregistered: bool
 
 
@@ -168,6 +171,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         verify_diagnostics=args.verify_diagnostics,
         print_ir_after_all=args.mlir_print_ir_after_all,
         print_generic=args.mlir_print_op_generic,
+        timing=args.mlir_timing,
         allow_unregistered=args.allow_unregistered_dialect,
     )
 
@@ -390,7 +394,8 @@ def process_chunk(chunk: Chunk, opts: Options, input_name: str) -> tuple[str | N
         if opts.pipeline:
             try:
                 pipeline = registry.build_pipeline(opts.pipeline, context=ctx,
-                                                   print_ir_after_all=opts.print_ir_after_all)
+                                                   print_ir_after_all=opts.print_ir_after_all,
+                                                   timing=opts.timing)
             except registry.PassError as e:
                 raise UsageError(str(e)) from None
         try:

@@ -10,10 +10,17 @@ registers them). Order matters in two places of the compute pipelines: `sym-read
 `sym-unshare-inits` must run before bufferization (and the latter after the last CSE on tensors),
 and checks nested in loops are parked by `sym-defer-nested-asserts` before bufferization and turned
 into status returns by `sym-nested-assert-to-status` right after convert-scf-to-cf.
+
+`run_named` verifies the module once, after the whole pipeline: verifying after every pass (mlir-opt's
+default, and `symopt`'s) took a third of `sym-lower-to-nvvm` on GPT-2 and most of `guards-to-llvm`, so
+it is on only with `MLIR_SYM_VERIFY_EACH=1` (to find the pass that broke the IR).
+`MLIR_SYM_PASS_TIMING=1` prints MLIR's execution time report (wall time per pass) of each pipeline
+run to stderr, as `symopt --mlir-timing` does.
 """
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 from torch_mlir import ir
@@ -98,8 +105,11 @@ def run_named(name: str, module: ir.Module, context: ir.Context, *, dump: bool =
     """Run pipeline `name` in place; returns seconds spent."""
     t0 = time.perf_counter()
     try:
-        pipe = build_pipeline(PIPELINES[name], context=context, print_ir_after_all=dump)
+        pipe = build_pipeline(PIPELINES[name], context=context, print_ir_after_all=dump,
+                              timing=_env_flag("MLIR_SYM_PASS_TIMING"), verify_each=_env_flag("MLIR_SYM_VERIFY_EACH"))
         pipe.run(module)
+        if not module.operation.verify():  # raises MLIRError with the diagnostics
+            raise LoweringError(f"pipeline '{name}' produced invalid IR")
     except (ir.MLIRError, PassError) as e:
         raise LoweringError(f"pipeline '{name}' failed:\n{_format(e)}") from None
     dt = time.perf_counter() - t0
@@ -110,6 +120,10 @@ def run_named(name: str, module: ir.Module, context: ir.Context, *, dump: bool =
         stat_log.info("pipeline %s: %s", name, "; ".join(
             f"{p}: " + ", ".join(f"{k}={v}" for k, v in c.items()) for p, c in stats.items()))
     return dt
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
 
 
 def _format(e: Exception) -> str:

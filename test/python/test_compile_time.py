@@ -53,3 +53,56 @@ def test_group_dims_pairs_symbolic_products_without_simplify():
     assert group_dims([2 * s0 + 2 * s1], [2, s0 + s1]) == [([0], [0, 1])]
     # sizes that cannot be proven to match: no grouping
     assert group_dims([s0, s1], [s2, 7]) is None
+
+
+def _breaking_pipeline(monkeypatch):
+    """A named pipeline whose one pass leaves a function without its terminator (invalid IR)."""
+    from mlir_sym import pipelines
+    from mlir_sym.passes import registry
+
+    class DropReturn(registry.SymPass):
+        """Erase every func.return (a broken pass)."""
+
+        name = "test-drop-return"
+
+        def run(self, op):
+            for f in op.regions[0].blocks[0].operations:
+                for blk in f.regions[0].blocks:
+                    blk.operations[len(blk.operations) - 1].erase()
+
+    monkeypatch.setitem(registry._REGISTRY, DropReturn.name, DropReturn)
+    monkeypatch.setitem(pipelines.PIPELINES, "test-broken", "builtin.module(test-drop-return)")
+    return pipelines
+
+
+@pytest.mark.parametrize("verify_each", ["0", "1"])
+def test_invalid_ir_from_a_pipeline_is_an_error_with_or_without_verify_each(monkeypatch, verify_each):
+    """Without MLIR_SYM_VERIFY_EACH the module is verified once after the pipeline: a pass that breaks
+    the IR is still a LoweringError with MLIR's diagnostic, never invalid IR handed on."""
+    from torch_mlir import ir
+
+    from mlir_sym.context import make_context
+    from mlir_sym.pipelines import LoweringError
+
+    monkeypatch.setenv("MLIR_SYM_VERIFY_EACH", verify_each)
+    pipelines = _breaking_pipeline(monkeypatch)
+    ctx = make_context()
+    with ctx:
+        m = ir.Module.parse("func.func @f(%a: index) -> index { return %a : index }")
+    with pytest.raises(LoweringError, match="pipeline 'test-broken' failed:(.|\n)*terminator"):
+        pipelines.run_named("test-broken", m, ctx)
+
+
+def test_pass_timing_reports_each_pass(monkeypatch, capfd):
+    from torch_mlir import ir
+
+    from mlir_sym.context import make_context
+    from mlir_sym.pipelines import run_named
+
+    monkeypatch.setenv("MLIR_SYM_PASS_TIMING", "1")
+    ctx = make_context()
+    with ctx:
+        m = ir.Module.parse("func.func @f(%a: index) -> index { return %a : index }")
+    run_named("guards-to-llvm", m, ctx)
+    err = capfd.readouterr().err
+    assert "Execution time report" in err and "sym-guard-cse" in err and "ConvertFuncToLLVMPass" in err

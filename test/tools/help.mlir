@@ -9,6 +9,7 @@
 // CHECK-DAG:  --split-input-file
 // CHECK-DAG:  --verify-diagnostics
 // CHECK-DAG:  --mlir-print-ir-after-all
+// CHECK-DAG:  --mlir-timing
 // CHECK-DAG:  --mlir-print-op-generic
 // CHECK-DAG:  --allow-unregistered-dialect
 // CHECK-DAG:  -o FILE
