@@ -6,6 +6,7 @@ from mlir_sym.passes import (  # noqa: F401
     canonicalize,
     defer_nested_asserts,
     duplicate_elementwise,
+    gpu_dedup_kernels,
     gpu_device_asserts,
     gpu_div_by_constant,
     gpu_div_by_invariant,

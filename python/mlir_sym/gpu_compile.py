@@ -199,7 +199,7 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         ptx = ptx_codegen.compile_ptx_parts(llvm_ir) if llvm_ir else []
     stats.extra.setdefault("ptx_s", 0.0)
     stats.extra["ptx_s"] += time.perf_counter() - t2
-    stats.extra["kernels"] = stats.extra.get("kernels", 0) + len(program.kernels)
+    stats.extra["kernels"] = stats.extra.get("kernels", 0) + program.launches  # launch sites (kernels may repeat)
     stats.extra["kernels_compiled"] = stats.extra.get("kernels_compiled", 0) + len(llvm_ir)
     return GpuCode(label, guards_mod, checks, assert_msgs, program, llvm_ir, ptx, aliases)
 
