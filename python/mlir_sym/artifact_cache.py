@@ -51,7 +51,7 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    return code_cache.cache_dir().parent / "artifacts"
+    return code_cache.cache_root() / "artifacts"
 
 
 def shape_env_of(gm: fx.GraphModule, example_inputs: Sequence[Any]):
@@ -150,10 +150,7 @@ def _write(k: str, entry: dict) -> bool:
     text = json.dumps(entry)  # a plan that is not data is our bug: let it raise
     path = cache_dir() / f"{k}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        code_cache.write_atomic(path, text)
     except OSError as e:  # a read-only home is no reason to fail
         log.debug("artifact cache entry not written: %s", e)
         return False

@@ -24,9 +24,26 @@ def enabled() -> bool:
     return os.environ.get("MLIR_SYM_CODE_CACHE", "1") != "0"
 
 
-def cache_dir() -> Path:
+def cache_root() -> Path:
+    """Where every disk cache of mlir_sym lives: `$MLIR_SYM_CACHE_DIR`, default ~/.cache/mlir_sym."""
     d = os.environ.get("MLIR_SYM_CACHE_DIR")
-    return (Path(d) if d else Path.home() / ".cache" / "mlir_sym") / "code"
+    return Path(d) if d else Path.home() / ".cache" / "mlir_sym"
+
+
+def cache_dir() -> Path:
+    return cache_root() / "code"
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `path` through a temporary file and a rename, so that a reader (another process) sees the
+    whole entry or none. OSError is the caller's to handle."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
+    os.replace(tmp, path)
 
 
 @lru_cache(maxsize=1)
@@ -81,9 +98,6 @@ def store(k: str, entry: dict) -> None:
         return
     path = cache_dir() / f"{k}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(entry))
     except OSError as e:  # a read-only home is no reason to fail
         log.debug("GPU code cache not written: %s", e)

@@ -24,6 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from mlir_sym.codegen import code_cache
+
 log = logging.getLogger("mlir_sym.codegen")
 
 
@@ -63,9 +65,7 @@ def _ptxas_version(ptxas: str) -> str:
 
 
 def cache_dir() -> Path:
-    d = os.environ.get("MLIR_SYM_CACHE_DIR")
-    base = Path(d) if d else Path.home() / ".cache" / "mlir_sym"
-    return base / "cubin"
+    return code_cache.cache_root() / "cubin"
 
 
 def assemble(ptx_parts: Sequence[str], arch: str, *, ptxas: str | None = None, workers: int = 8,
@@ -111,11 +111,8 @@ def _run_ptxas(ptxas: str, ptx: str, arch: str) -> bytes | None:
         return Path(dst).read_bytes()
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: str | bytes) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        code_cache.write_atomic(path, data)
     except OSError:
         pass  # a read-only home is no reason to fail

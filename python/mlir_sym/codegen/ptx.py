@@ -26,6 +26,7 @@ from typing import Sequence
 
 from torch_mlir import ir
 
+from mlir_sym.codegen import code_cache
 from mlir_sym.codegen.ptx_worker import TRIPLE, PTXError, _init_llvm, compile_llvm  # noqa: F401 - PTXError is raised here too
 
 DEFAULT_ARCH = "sm_90"
@@ -157,9 +158,7 @@ def _texts(llvm_ir: str | Sequence[str]) -> list[str]:
 
 
 def cache_dir() -> Path:
-    d = os.environ.get("MLIR_SYM_CACHE_DIR")
-    base = Path(d) if d else Path.home() / ".cache" / "mlir_sym"
-    return base / "ptx"
+    return code_cache.cache_root() / "ptx"
 
 
 def compile_ptx(llvm_ir: str | Sequence[str], *, arch: str = DEFAULT_ARCH, features: str = DEFAULT_FEATURES,
@@ -197,12 +196,9 @@ def _key(texts: Sequence[str], arch: str, features: str, opt: int, libdevice: st
         _llvmlite_version()]).encode()).hexdigest()
 
 
-def _write(path: Path, ptx: str) -> None:
+def _write(path: Path, data: str | bytes) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(ptx)
-        os.replace(tmp, path)
+        code_cache.write_atomic(path, data)
     except OSError:
         pass  # a read-only home is no reason to fail
 
