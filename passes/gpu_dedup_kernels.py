@@ -24,6 +24,7 @@ import re
 
 from torch_mlir import ir
 
+from mlir_sym.passes._gpu_common import retarget_launches, single_kernel_modules
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -37,14 +38,8 @@ class GpuDedupKernels(SymPass):
         first_of: dict[str, str] = {}  # normalized text -> the first module's name
         replace: dict[str, str] = {}  # duplicate module name -> the one to launch instead
         dead: list[ir.Operation] = []
-        for child in op.regions[0].blocks[0].operations:
-            m = child.operation
-            if m.name != "gpu.module":
-                continue
-            mname = ir.StringAttr(m.attributes["sym_name"]).value
-            kernels = [k.operation for k in m.regions[0].blocks[0].operations
-                       if k.operation.name == "gpu.func" and "kernel" in k.operation.attributes]
-            if len(kernels) != 1 or ir.StringAttr(kernels[0].attributes["sym_name"]).value != mname:
+        for m, mname, k in single_kernel_modules(op):
+            if ir.StringAttr(k.attributes["sym_name"]).value != mname:
                 continue
             shape = re.sub(rf"@{re.escape(mname)}(?![\w$.])", "@__kernel__",
                            m.get_asm(use_local_scope=True, assume_verified=True))
@@ -55,21 +50,9 @@ class GpuDedupKernels(SymPass):
                 first_of[shape] = mname
         if not replace:
             return
-
-        def walk(o: ir.Operation) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if c.name == "gpu.launch_func":
-                            target = replace.get(ir.SymbolRefAttr(c.attributes["kernel"]).value[0])
-                            if target is not None:
-                                c.attributes["kernel"] = ir.SymbolRefAttr.get([target, target])
-                                self.bump("launches-redirected")
-                        elif c.name != "gpu.module":
-                            walk(c)
-
-        walk(op)
+        n = retarget_launches(op, lambda path: [replace[path[0]]] * 2 if path[0] in replace else None)
+        if n:
+            self.bump("launches-redirected", n)
         for m in dead:
             m.erase()
             self.bump("kernels-erased")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
+from mlir_sym.passes._gpu_common import retarget_launches, single_kernel_modules
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -31,35 +32,13 @@ class GpuUniqueKernelNames(SymPass):
     name = "sym-gpu-unique-kernel-names"
 
     def run(self, op: ir.Operation) -> None:
-        renames: dict[str, tuple[str, str]] = {}
-        for child in op.regions[0].blocks[0].operations:
-            m = child.operation
-            if m.name != "gpu.module":
-                continue
-            mname = ir.StringAttr(m.attributes["sym_name"]).value
-            kernels = [k.operation for k in m.regions[0].blocks[0].operations
-                       if k.operation.name == "gpu.func" and "kernel" in k.operation.attributes]
-            if len(kernels) != 1:
-                continue
-            k = kernels[0]
+        renames: dict[tuple[str, str], str] = {}  # (module, old kernel name) -> new kernel name
+        for _, mname, k in single_kernel_modules(op):
             old = ir.StringAttr(k.attributes["sym_name"]).value
             if old != mname:
                 k.attributes["sym_name"] = ir.StringAttr.get(mname)
-                renames[f"@{mname}::@{old}"] = (mname, mname)
-        if not renames:
-            return
-
-        def walk(o: ir.Operation) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if c.name == "gpu.launch_func":
-                            key = str(c.attributes["kernel"])
-                            if key in renames:
-                                c.attributes["kernel"] = ir.SymbolRefAttr.get(list(renames[key]))
-                                self.bump("kernels-renamed")
-                        else:
-                            walk(c)
-
-        walk(op)
+                renames[(mname, old)] = mname
+        if renames:
+            n = retarget_launches(op, lambda path: [path[0], renames[tuple(path)]] if tuple(path) in renames else None)
+            if n:
+                self.bump("kernels-renamed", n)
