@@ -74,7 +74,6 @@ def test_cubins_load_and_run_and_a_bad_cubin_falls_back_to_ptx(tmp_path, monkeyp
     """A compiled graph's modules assembled by the real ptxas load and compute what eager does; a
     corrupt cubin is reported and its PTX loaded instead."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
-    from mlir_sym import backend
     from mlir_sym.runtime.cuda import CudaModule
 
     def f(x, y):
