@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import re
 import sys
 import time
 import dataclasses
@@ -123,7 +122,6 @@ class GpuCode:
     program: HostProgram
     llvm_ir: list[str]
     ptx_parts: list[str]  # PTX modules (the kernels compiled in groups side by side, codegen/ptx.py)
-    aliases: dict[str, str]  # kernel -> the structurally identical kernel whose PTX it runs
 
     @property
     def ptx(self) -> str:
@@ -139,7 +137,7 @@ class GpuCode:
             "program": {"source": p.source, "launches": p.launches, "constants": p.constants,
                         "library_calls": p.library_calls,
                         "kernels": {k: [dataclasses.asdict(q) for q in qs] for k, qs in p.kernels.items()}},
-            "ptx_parts": self.ptx_parts, "aliases": self.aliases}
+            "ptx_parts": self.ptx_parts}
 
     @staticmethod
     def from_json(d: dict) -> "GpuCode":
@@ -148,7 +146,7 @@ class GpuCode:
         program = HostProgram(p["source"], {k: [KernelParam(**q) for q in qs] for k, qs in p["kernels"].items()},
                               p["launches"], p["library_calls"], p.get("constants", {}))
         return GpuCode(d["label"], ir.Module.parse(d["guards"]), [tuple(c) for c in d["checks"]],
-                       d["assert_msgs"], program, [], d["ptx_parts"], d["aliases"])
+                       d["assert_msgs"], program, [], d["ptx_parts"])
 
 
 def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
@@ -192,7 +190,7 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
             if op.operation.name == "sym.symbol":
                 op.operation.erase()
         with timing.phase("host+llvm-ir"):
-            program, llvm_ir, aliases = lower_compute(compute_mod, name, dedup=True)
+            program, llvm_ir = lower_compute(compute_mod, name)
     stats.lower_s += time.perf_counter() - t1
     t2 = time.perf_counter()
     with timing.phase("ptx"):
@@ -201,7 +199,7 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     stats.extra["ptx_s"] += time.perf_counter() - t2
     stats.extra["kernels"] = stats.extra.get("kernels", 0) + program.launches  # launch sites (kernels may repeat)
     stats.extra["kernels_compiled"] = stats.extra.get("kernels_compiled", 0) + len(llvm_ir)
-    return GpuCode(label, guards_mod, checks, assert_msgs, program, llvm_ir, ptx, aliases)
+    return GpuCode(label, guards_mod, checks, assert_msgs, program, llvm_ir, ptx)
 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
@@ -227,7 +225,7 @@ def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.d
             major, minor = torch.cuda.get_device_capability(device)
             cubins = cubin.assemble(code.ptx_parts, f"sm_{major}{minor}", workers=ptx_codegen.compile_workers())
         with timing.phase("module-load"):
-            cmod = CudaModule(code.ptx_parts, program.kernels, device, code.aliases, cubins)
+            cmod = CudaModule(code.ptx_parts, program.kernels, device, cubins)
     else:
         cmod = _NoKernels(device)
     with timing.phase("host-exec"):
@@ -236,7 +234,7 @@ def load_variant(code: GpuCode, n_sources: int, ctx: ir.Context, device: torch.d
         ir_log.info("graph %s, variant %s: host program\n%s", name, code.label, program.source)
         ir_log.info("graph %s, variant %s: PTX\n%s", name, code.label, code.ptx)
     gpu = {"host_source": program.source, "ptx": code.ptx, "llvm_ir": code.llvm_ir, "kernels": list(program.kernels),
-           "launch_sites": program.launches, "library_calls": program.library_calls, "aliases": code.aliases,
+           "launch_sites": program.launches, "library_calls": program.library_calls,
            "code": code}
     return Variant(
         name=code.label,
@@ -260,32 +258,16 @@ def gpu_modules(module: ir.Module) -> list:
     return [op for op in module.body.operations if op.operation.name == "gpu.module"]
 
 
-def lower_compute(compute_mod: ir.Module, name: str, *, dedup: bool = False):
+def lower_compute(compute_mod: ir.Module, name: str):
     """After sym-lower-to-nvvm: the host program of function `name` and the kernels' LLVM IR (one text
-    per gpu.module; empty when the graph needs no kernel). With `dedup`, also a map from each kernel
-    that is structurally identical to an earlier one (same LLVM IR but for its name: the layers of a
-    model) to that kernel, and only the first of each kind is in the LLVM IR list."""
+    per gpu.module, each kernel once: sym-gpu-dedup-kernels merged the identical ones; empty when the
+    graph needs no kernel)."""
     try:
         program = HostCodegen(_func(compute_mod, name)).build("host")
     except HostCodegenError as e:
         raise UnsupportedOpError(f"graph {name}: {e}") from None
     mods = gpu_modules(compute_mod)
-    llvm_ir = ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
-    if not dedup:
-        return program, llvm_ir
-    unique: list[str] = []
-    first_of: dict[str, str] = {}
-    aliases: dict[str, str] = {}
-    for mod, text in zip(mods, llvm_ir):
-        kname = ir.StringAttr(mod.operation.attributes["sym_name"]).value
-        shape = re.sub(rf"{re.escape(kname)}(?![0-9])", "__kernel__", text)  # its globals too
-        shape = re.sub(r"^; ModuleID = .*$|^source_filename = .*$", "", shape, flags=re.M)
-        if shape in first_of:
-            aliases[kname] = first_of[shape]
-        else:
-            first_of[shape] = kname
-            unique.append(text)
-    return program, unique, aliases
+    return program, ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
 
 
 # ---------------------------------------------------------------------------------------------

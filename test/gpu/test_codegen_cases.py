@@ -7,6 +7,8 @@ code cache: a second compilation of the same graph is a cache hit with the same 
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from torch._dynamo.backends.common import aot_autograd
@@ -65,8 +67,7 @@ def test_ptx_for_case(case: Case, tmp_path, monkeypatch):
     assert codes
     for code in codes:
         for kernel in code.program.kernels:
-            entry = code.aliases.get(kernel, kernel)
-            assert f".entry {entry}(" in code.ptx, kernel
+            assert f".entry {kernel}(" in code.ptx, kernel
         assert ("def host(" in code.program.source)
 
 
@@ -115,7 +116,6 @@ def test_cumsum_scans_with_a_library_call(tmp_path, monkeypatch):
 def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
     """The fill phase of `x[mask]` (positions by cumsum, rows placed by scatter) calls torch.cumsum and
     index_put_ from the host program: no one-thread loop over the elements remains."""
-    import re
 
     from mlir_sym import datadep
     from mlir_sym.capture import compile_graph
@@ -142,8 +142,7 @@ def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
     assert "rt.library_scatter(" in fill and "rt.library_scan(" in fill
     serial = re.findall(r"rt\.launch\((K_\w+), (v\d+), \2, \2, \2, \2, \2,", fill)
     for kernel, _ in serial:  # what still runs in one thread is straight-line scalar code
-        entry = codes[-1].aliases.get(kernel[2:], kernel[2:])
-        body = codes[-1].ptx.split(f".entry {entry}(")[1].split(".entry")[0]
+        body = codes[-1].ptx.split(f".entry {kernel[2:]}(")[1].split(".entry")[0]
         assert not re.search(r"bra(\.uni)?\s+\$L__BB", body), kernel
 
 
@@ -188,3 +187,20 @@ def test_gather_checks_stay_on_the_device(fn, x, tmp_path, monkeypatch):
     codes = _codegen_fn(fn, (x, torch.tensor([0, 4, 1, 2])))
     assert "rt.read(" not in codes[0].program.source
     assert "__assertfail" in codes[0].ptx  # CUDA's device-side assert, with torch-mlir's message
+
+
+def test_identical_layers_share_their_kernels(tmp_path, monkeypatch):
+    """Two identical layers (matmul, then softmax) launch the same kernel: it is compiled once
+    (sym-gpu-dedup-kernels), and the host program launches it from both layers."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+
+    def f(x, w1, w2):
+        return torch.softmax(torch.softmax(x @ w1, -1) @ w2, -1)
+
+    (code,) = _codegen_fn(f, (torch.randn(7, 32), torch.randn(32, 32), torch.randn(32, 32)))
+    kernels = code.program.kernels
+    assert len(code.llvm_ir) == len(kernels)
+    launched = re.findall(r"rt\.launch\(K_(\w+),", code.program.source)
+    assert len(launched) == code.program.launches and set(launched) == set(kernels)
+    assert any(launched.count(k) == 2 for k in kernels), launched  # the second layer launches the first's kernel

@@ -157,9 +157,8 @@ class CudaModule:
     the driver does one module at a time, so these load in turn)."""
 
     def __init__(self, ptx: str | Sequence[str], kernels: dict[str, Sequence[KernelParam]], device: torch.device,
-                 aliases: dict[str, str] | None = None, cubins: Sequence[bytes | None] | None = None) -> None:
-        """`ptx`: one PTX text or several (modules of their own); `cubins`: for each, its cubin or None;
-        `aliases`: kernel -> the structurally identical kernel whose `.entry` it launches."""
+                 cubins: Sequence[bytes | None] | None = None) -> None:
+        """`ptx`: one PTX text or several (modules of their own); `cubins`: for each, its cubin or None."""
         ensure_context(device)
         lib = _driver()
         self.device = device
@@ -180,12 +179,11 @@ class CudaModule:
                 where[m.group(1)] = handle
         self.kernels: dict[str, Kernel] = {}
         for name, params in kernels.items():
-            entry = (aliases or {}).get(name, name)
-            if entry not in where:
-                raise CudaError(f"kernel {entry} is in none of the {len(parts)} PTX modules")
+            if name not in where:
+                raise CudaError(f"kernel {name} is in none of the {len(parts)} PTX modules")
             fn = ctypes.c_void_p()
-            _check(lib.cuModuleGetFunction(ctypes.byref(fn), ctypes.c_void_p(where[entry]), entry.encode()),
-                   f"cuModuleGetFunction({entry})")
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), ctypes.c_void_p(where[name]), name.encode()),
+                   f"cuModuleGetFunction({name})")
             self.kernels[name] = Kernel(name, fn.value, params)
 
     def __del__(self) -> None:
