@@ -34,6 +34,9 @@ Config (`mlir_sym.backend.config`, or environment variables):
       no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
       calls the artifact directly (grad mode off around the call, as the wrapper would): the
       wrapper costs about as much per call as our whole artifact on small inputs.
+  early_float_restart (MLIR_SYM_EARLY_RESTART=0 turns it off): where Dynamo's graph shows float
+      inputs AOTAutograd is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps
+      values Dynamo already made constants), ask for Dynamo's restart before AOTAutograd traces.
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """
@@ -54,7 +57,7 @@ from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
 from torch._functorch.aot_autograd import make_boxed_func
 
-from mlir_sym import artifact_cache, datadep, timing
+from mlir_sym import artifact_cache, datadep, float_inputs, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
@@ -70,6 +73,9 @@ class Config:
     # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
     specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
     direct_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_DIRECT", "1") == "1")
+    # Ask Dynamo for its float-specialization restart before AOTAutograd traces, where the Dynamo
+    # graph shows which floats will be specialized (float_inputs.py), instead of after a wasted trace.
+    early_float_restart: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_EARLY_RESTART", "1") == "1")
 
 
 config = Config()
@@ -88,10 +94,12 @@ class Stats:
     artifact_cache_hits: int = 0  # graphs loaded from the disk (artifact_cache.py): nothing traced or compiled
     artifact_cache_stores: int = 0
     artifact_cache_restarts: int = 0  # Dynamo restarts replayed from the disk (float specializations)
+    early_restarts: int = 0  # Dynamo restarts asked for before AOTAutograd traced (float_inputs.py)
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
         self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
+        self.early_restarts = 0
 
 
 stats = Stats()
@@ -349,6 +357,12 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
     )
     specialized = set(TensorifyState.force_specializations)
     try:
+        if config.early_float_restart:
+            try:
+                float_inputs.restart_early(gm, shape_env)
+            except TensorifyScalarRestartAnalysis:
+                stats.early_restarts += 1
+                raise
         with attention_math(example_inputs):  # AOTAutograd traces here
             compiled = backend(gm, example_inputs, **kwargs)
     except TensorifyScalarRestartAnalysis:

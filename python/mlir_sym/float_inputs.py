@@ -1,0 +1,91 @@
+"""Float inputs AOTAutograd will specialize, predicted from Dynamo's graph before tracing it.
+
+With dynamic=True Dynamo passes Python floats it meets (module attributes such as `nn.Embedding.norm_type`,
+`nn.LayerNorm.eps`, `nn.Dropout.p`, globals such as `math.pi`) into the graph as 0-d tensors read back
+with `.item()`, their values backed float symbols (zf0, ...). After AOTAutograd has traced the aten
+graph, its `tensorify_python_scalars` pass turns each float used in tensor arithmetic into a tensor
+input; every other backed float symbol is specialized, and it raises TensorifyScalarRestartAnalysis:
+Dynamo traces the frame again with those floats as constants, and AOTAutograd traces it again. The
+first AOTAutograd trace (with our decompositions, the dearest part of capture) is thrown away.
+
+`predict_specializations` finds, from the Dynamo graph alone, the float symbols that pass is certain to
+specialize, so the backend can ask for the restart before AOTAutograd runs:
+  - a backed float symbol with no `.item()` node in the graph that produces it (nothing to tensorify);
+  - an `.item()` whose value Dynamo already specialized while tracing (a constant, e.g. an `eps`
+    passed where the op's signature takes a double);
+  - an `.item()` whose only uses are arguments the op ignores: `F.embedding`'s `norm_type` when
+    `max_norm` is None (every `nn.Embedding` in every HuggingFace model), or Python code that makes
+    a constant of it (`config.dropout_rate is not None`).
+A float used in any other way is left to the pass (it may tensorify it): the prediction never asks
+for a specialization the pass would not make, so compiled code and guards are the same as without it,
+and a graph with such floats still restarts at most as often as before.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+log = logging.getLogger("mlir_sym.compile")
+
+
+def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
+    """Whether `user` passes `item` only where the op does not read it, or computes a plain Python
+    constant from it (`x is not None` on a config float: nothing of it reaches the aten graph)."""
+    v = user.meta.get("example_value", ())
+    if v is None or type(v) in (bool, int, float):
+        return True
+    if user.op == "call_function" and user.target is torch.nn.functional.embedding:
+        # embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+        args = list(user.args) + [None] * (7 - len(user.args))
+        max_norm = user.kwargs.get("max_norm", args[3])
+        norm_type_at = [i for i, a in enumerate(user.args) if a is item] == [4] or user.kwargs.get("norm_type") is item
+        others = [a for i, a in enumerate(user.args) if a is item and i != 4]
+        others += [v for k, v in user.kwargs.items() if v is item and k != "norm_type"]
+        return max_norm is None and norm_type_at and not others
+    return False
+
+
+def _float_symbols(shape_env) -> dict[str, Any]:
+    from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+    return {str(k): k for k in getattr(shape_env, "backed_var_to_val", {}) if symbol_is_type(k, SymT.FLOAT)}
+
+
+def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
+    """Names of the backed float symbols AOTAutograd's tensorify pass will specialize (see the module doc)."""
+    from torch._dynamo.symbolic_convert import TensorifyState
+
+    floats = _float_symbols(shape_env)
+    if not floats:
+        return []
+    maybe_tensorified: set[str] = set()
+    for n in gm.graph.nodes:
+        if not (n.op == "call_method" and n.target == "item" and n.args and isinstance(n.args[0], fx.Node)
+                and n.args[0].op == "placeholder"):
+            continue
+        v = n.meta.get("example_value")
+        if not isinstance(v, torch.SymFloat):
+            continue  # already a constant: its symbol was specialized while tracing
+        used = [u for u in n.users if not _ignored_use(u, n)]
+        if used:
+            maybe_tensorified |= {str(s) for s in v.node.expr.free_symbols}
+    return sorted(name for name in floats
+                  if name not in maybe_tensorified and not TensorifyState.should_specialize(name))
+
+
+def restart_early(gm: fx.GraphModule, shape_env) -> None:
+    """Raise Dynamo's TensorifyScalarRestartAnalysis now, with the floats the pass would specialize
+    after AOTAutograd's trace marked for specialization, when there are any."""
+    from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+    from torch._dynamo.symbolic_convert import TensorifyState
+
+    names = predict_specializations(gm, shape_env)
+    if not names:
+        return
+    for name in names:
+        TensorifyState.specialize(name)
+    log.info("float inputs %s will be specialized: Dynamo restarts before AOTAutograd traces", names)
+    raise TensorifyScalarRestartAnalysis

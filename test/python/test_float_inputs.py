@@ -1,0 +1,93 @@
+"""Float inputs Dynamo passes as symbols (float_inputs.py): the backend asks for Dynamo's restart before
+AOTAutograd traces, specializing exactly the floats AOTAutograd's tensorify pass would specialize (the
+floats it tensorifies, here SCALE and math.pi, stay inputs)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+from torch._dynamo.symbolic_convert import TensorifyState
+
+from mlir_sym import backend
+from mlir_sym.backend import mlir_sym_backend
+
+@pytest.fixture(autouse=True)
+def no_artifact_cache(monkeypatch):
+    """Each compile traces (a graph loaded from the disk replays its restart instead)."""
+    monkeypatch.setenv("MLIR_SYM_ARTIFACT_CACHE", "0")
+
+
+SCALE = 2.0  # a module-level float used in tensor arithmetic: the pass tensorifies it
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)  # norm_type: a float symbol the aten graph never reads
+        self.ln = nn.LayerNorm(16)  # eps: made a constant while Dynamo traces
+        self.cfg = {"dropout": 0.25}  # a config float only tested against None
+
+    def forward(self, ids):
+        h = self.ln(self.emb(ids))
+        if self.cfg["dropout"] is not None:
+            h = h * SCALE + math.pi
+        return h.sum(-1)
+
+
+def _compile(record: list):
+    def be(gm, example_inputs, **kw):
+        record.append(set(TensorifyState.force_specializations))
+        return mlir_sym_backend(gm, example_inputs, **kw)
+
+    return torch.compile(Net().eval(), backend=be, dynamic=True)
+
+
+def _specialized_at_each_trace(early: bool) -> tuple[list, nn.Module]:
+    backend.config.early_float_restart = early
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    record: list = []
+    cm = _compile(record)
+    with torch.no_grad():
+        cm(torch.randint(0, 50, (2, 7)))
+    return record, cm
+
+
+def test_early_restart_specializes_what_the_tensorify_pass_would():
+    with_pass, _ = _specialized_at_each_trace(early=False)
+    early, _ = _specialized_at_each_trace(early=True)
+    assert len(with_pass) == 2 and len(early) == 2  # one restart either way
+    assert early[1] == with_pass[1] and early[1], (early, with_pass)
+    assert backend.stats.early_restarts == 1
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_one_compile_serves_every_length_and_results_match(early):
+    backend.config.early_float_restart = early
+    record: list = []
+    model = Net().eval()
+    cm = torch.compile(model, backend=lambda gm, ex, **kw: (record.append(1), mlir_sym_backend(gm, ex, **kw))[1],
+                       dynamic=True)
+    with torch.no_grad():
+        for n in (11, 5, 2, 9):
+            ids = torch.randint(0, 50, (3, n))
+            torch.testing.assert_close(cm(ids), model(ids))
+    assert backend.stats.early_restarts == int(early)
+    assert backend.stats.compiles == 1, torch._dynamo.utils.counters["recompiles"]
+    assert len(record) == 2  # the first attempt (restarted before tracing) and the compiled graph
+
+
+@pytest.mark.parametrize("max_norm", [None, 1.0])
+def test_embedding_norm_type_is_ignored_only_without_max_norm(max_norm):
+    import torch.fx as fx
+
+    from mlir_sym.float_inputs import _ignored_use
+
+    g = fx.Graph()
+    ids, w, p = g.placeholder("ids"), g.placeholder("w"), g.placeholder("p")
+    item = g.call_method("item", (p,))
+    emb = g.call_function(torch.nn.functional.embedding, (ids, w, None, max_norm, item, False, False))
+    emb.meta["example_value"] = torch.empty(2, 3)
+    assert _ignored_use(emb, item) == (max_norm is None)
