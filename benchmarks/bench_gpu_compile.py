@@ -32,7 +32,8 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from mlir_sym import timing
-from mlir_sym.backend import _decompositions
+from mlir_sym.artifact_cache import shape_env_of
+from mlir_sym.backend import _decompositions, prepare_for_aot
 from mlir_sym.capture import CompileStats, check_supported, variant_specs
 from mlir_sym.gpu_compile import codegen_variant
 from mlir_sym.importer import import_graph
@@ -89,8 +90,14 @@ class GpuCodegenBackend:
         return make_boxed_func(gm.forward)
 
     def backend(self):
-        return aot_autograd(fw_compiler=self.compile, inference_compiler=self.compile,
-                            decompositions=_decompositions(), keep_inference_input_mutations=False)
+        aot = aot_autograd(fw_compiler=self.compile, inference_compiler=self.compile,
+                           decompositions=_decompositions(), keep_inference_input_mutations=False)
+
+        def be(gm, example_inputs, **kw):
+            prepare_for_aot(gm, shape_env_of(gm, example_inputs))  # as the backend does
+            return aot(gm, example_inputs, **kw)
+
+        return be
 
 
 def measure(name: str) -> dict:

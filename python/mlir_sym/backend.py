@@ -37,6 +37,8 @@ Config (`mlir_sym.backend.config`, or environment variables):
   early_float_restart (MLIR_SYM_EARLY_RESTART=0 turns it off): where Dynamo's graph shows float
       inputs AOTAutograd is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps
       values Dynamo already made constants), ask for Dynamo's restart before AOTAutograd traces.
+  attention_op (MLIR_SYM_ATTENTION_OP=0 turns it off): scaled_dot_product_attention is traced as one
+      node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """
@@ -57,7 +59,7 @@ from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
 from torch._functorch.aot_autograd import make_boxed_func
 
-from mlir_sym import artifact_cache, datadep, float_inputs, timing
+from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
@@ -76,6 +78,9 @@ class Config:
     # Ask Dynamo for its float-specialization restart before AOTAutograd traces, where the Dynamo
     # graph shows which floats will be specialized (float_inputs.py), instead of after a wasted trace.
     early_float_restart: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_EARLY_RESTART", "1") == "1")
+    # Trace scaled_dot_product_attention as one node (mlir_sym::attention, attention.py), expanded
+    # after AOTAutograd, instead of tracing PyTorch's decomposition of it op by op.
+    attention_op: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_OP", "1") == "1")
 
 
 config = Config()
@@ -95,11 +100,12 @@ class Stats:
     artifact_cache_stores: int = 0
     artifact_cache_restarts: int = 0  # Dynamo restarts replayed from the disk (float specializations)
     early_restarts: int = 0  # Dynamo restarts asked for before AOTAutograd traced (float_inputs.py)
+    attention_ops: int = 0  # scaled_dot_product_attention calls traced as mlir_sym::attention
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
         self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
-        self.early_restarts = 0
+        self.early_restarts = self.attention_ops = 0
 
 
 stats = Stats()
@@ -320,6 +326,19 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable
     return call
 
 
+def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
+    """What the backend does to Dynamo's graph before AOTAutograd traces it: Dynamo's float restart
+    asked for at once where it is certain (float_inputs.py), and attention made one node (attention.py)."""
+    if config.early_float_restart:
+        try:
+            float_inputs.restart_early(gm, shape_env)
+        except TensorifyScalarRestartAnalysis:
+            stats.early_restarts += 1
+            raise
+    if config.attention_op:
+        stats.attention_ops += attention.rewrite_sdpa_calls(gm)
+
+
 def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph;
     or, for a graph compiled before (this process or another), the artifact from the disk cache."""
@@ -357,12 +376,7 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
     )
     specialized = set(TensorifyState.force_specializations)
     try:
-        if config.early_float_restart:
-            try:
-                float_inputs.restart_early(gm, shape_env)
-            except TensorifyScalarRestartAnalysis:
-                stats.early_restarts += 1
-                raise
+        prepare_for_aot(gm, shape_env)
         with attention_math(example_inputs):  # AOTAutograd traces here
             compiled = backend(gm, example_inputs, **kwargs)
     except TensorifyScalarRestartAnalysis:

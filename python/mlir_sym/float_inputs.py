@@ -51,7 +51,10 @@ def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
 def _float_symbols(shape_env) -> dict[str, Any]:
     from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-    return {str(k): k for k in getattr(shape_env, "backed_var_to_val", {}) if symbol_is_type(k, SymT.FLOAT)}
+    values = getattr(shape_env, "backed_var_to_val", None)  # torch >= 2.13; older: var_to_val
+    if values is None:
+        values = getattr(shape_env, "var_to_val", {})
+    return {str(k): k for k in values if symbol_is_type(k, SymT.FLOAT)}
 
 
 def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:

@@ -26,7 +26,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 from torch_mlir.extras.fx_importer import FxImporter
 
-from mlir_sym import fx_rewrites, shapes
+from mlir_sym import attention, fx_rewrites, shapes
 from mlir_sym.context import make_context
 from mlir_sym.dialects import sym
 
@@ -245,6 +245,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             graph.erase_node(node)
 
     try:
+        attention.expand_attention(graph)
         fx_rewrites.op_aliases(graph)
         fx_rewrites.var_mean_in_float(graph)
         fx_rewrites.widen_half_reductions(graph)

@@ -217,6 +217,34 @@ def sdpa(q, k, v):
     return F.scaled_dot_product_attention(q, k, v)
 
 
+def _key_mask(n: int) -> torch.Tensor:
+    """[n, 1, n, n + 1] keys each query may attend to: every query keeps at least its first key."""
+    m = randn(n, n, 1, n, n + 1, salt=3) > 0
+    m[..., 0] = True
+    return m
+
+
+# attention as the mlir_sym::attention op (attention.py): causal with more keys than queries (PyTorch's
+# mask is top-left aligned), a boolean key mask broadcast over heads, an additive float mask broadcast
+# from rank 1, an explicit scale, and 3-d inputs (one batch dim)
+@case(inputs=lambda n: (randn(n, 2, 4, n, 8), randn(n, 2, 4, n + 2, 8, salt=1), randn(n, 2, 4, n + 2, 6, salt=2)),
+      sizes=(3, 9, 17))
+def sdpa_causal_scaled(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+
+
+@case(inputs=lambda n: (randn(n, n, 2, n, 8), randn(n, n, 2, n + 1, 8, salt=1), randn(n, n, 2, n + 1, 8, salt=2),
+                        _key_mask(n), randn(n, n, n + 1, salt=4)))
+def sdpa_masks(q, k, v, key_mask, bias):
+    return (F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+
+@case(inputs=lambda n: (randn(n, 3, n, 8), randn(n, 3, n, 8, salt=1)), sizes=(4, 9, 17))
+def sdpa_3d_causal(q, kv):
+    return F.scaled_dot_product_attention(q, kv, kv, is_causal=True)
+
+
 @case(inputs=lambda n: (randn(n, n, 8),))
 def causal_attention_manual(x):
     s = x.shape[0]

@@ -1,0 +1,93 @@
+"""scaled_dot_product_attention traced as one node (mlir_sym::attention) and expanded after AOTAutograd
+(attention.py): which calls are rewritten, PyTorch's semantics kept (masks, causal alignment, rows with
+every key masked), and the calls left to PyTorch's own tracing. The e2e cases (cases.py: sdpa*)
+compare the results for several sizes on the CPU and, through the same cases, on the GPU."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mlir_sym import backend
+
+
+def _run(fn, *inputs_per_call):
+    cf = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        for args in inputs_per_call:
+            torch.testing.assert_close(cf(*args), fn(*args), equal_nan=True)
+
+
+def test_rows_with_every_key_masked_give_zeros_as_pytorch_does():
+    def f(q, k, v, keep, bias):
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=keep),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+    def inputs(n):
+        q, k, v = torch.randn(2, 3, n, 8), torch.randn(2, 3, n + 1, 8), torch.randn(2, 3, n + 1, 8)
+        keep = torch.rand(n, n + 1) > 0.5
+        keep[1] = False  # query 1 sees no key
+        bias = torch.randn(n, n + 1)
+        bias[0] = float("-inf")
+        return q, k, v, keep, bias
+
+    out = F.scaled_dot_product_attention(*inputs(5)[:3], attn_mask=inputs(5)[3])
+    assert torch.equal(out[:, :, 1], torch.zeros_like(out[:, :, 1]))  # what PyTorch does
+    _run(f, inputs(5), inputs(9))
+    assert backend.stats.attention_ops == 2
+    assert backend.stats.compiles == 1
+
+
+def test_calls_we_do_not_expand_keep_pytorchs_tracing():
+    def f(q, k, v):
+        # grouped-query attention (k, v with fewer heads) and dropout: not rewritten
+        return (F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                F.scaled_dot_product_attention(q, q, q, dropout_p=0.0, is_causal=True))
+
+    def inputs(n):
+        return torch.randn(2, 4, n, 8), torch.randn(2, 2, n, 8), torch.randn(2, 2, n, 8)
+
+    _run(f, inputs(5), inputs(7))
+    assert backend.stats.attention_ops == 1  # the second call only
+
+
+def test_inputs_that_require_grad_are_not_rewritten():
+    q = torch.randn(2, 3, 5, 8, requires_grad=True)
+
+    def f(x):
+        return F.scaled_dot_product_attention(x, x, x, is_causal=True)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    torch.testing.assert_close(cf(q), f(q))
+    assert backend.stats.attention_ops == 0
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_switch(on):
+    backend.config.attention_op = on
+
+    def f(q):
+        return F.scaled_dot_product_attention(q, q, q)
+
+    _run(f, (torch.randn(2, 3, 6, 8),))
+    assert backend.stats.attention_ops == int(on)
+
+
+def test_expansion_leaves_core_aten_ops():
+    """expand_attention on an aten graph: no custom op left, two bmms, a softmax and the causal mask."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from mlir_sym.attention import expand_attention
+
+    def f(q, k, v):
+        return torch.ops.mlir_sym.attention(q, k, v, None, True, None)
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 4))
+    assert expand_attention(gm.graph) == 1
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert "mlir_sym.attention.default" not in targets
+    assert targets.count("aten.bmm.default") == 2
+    assert "aten._softmax.default" in targets and "aten.masked_fill.Scalar" in targets
+    gm.recompile()
+    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 4)
+    torch.testing.assert_close(gm(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True))
