@@ -128,8 +128,13 @@ class _Emitter:
 
     def __call__(self, target, *args, **kwargs) -> fx.Node:
         fake = [[_val(x) for x in a] if isinstance(a, (list, tuple)) else _val(a) for a in args]
+        node_kwargs = dict(kwargs)
+        if isinstance(kwargs.get("device"), torch.device) and kwargs["device"].type == "cuda":
+            # a factory: its node names the CPU, as gpu_compile._factories_on_cpu does for the graph's own
+            # (torch-mlir's lowering refuses other devices; buffers are the runtime's business)
+            node_kwargs["device"] = torch.device("cpu")
         with self.graph.inserting_before(self.at), self.mode:
-            n = self.graph.call_function(target, tuple(args), kwargs)
+            n = self.graph.call_function(target, tuple(args), node_kwargs)
             n.meta["val"] = target(*fake, **kwargs)
         n.meta["stack_trace"] = self.trace
         return n

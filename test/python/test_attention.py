@@ -91,3 +91,22 @@ def test_expansion_leaves_core_aten_ops():
     gm.recompile()
     q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 4)
     torch.testing.assert_close(gm(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+
+def test_causal_mask_factories_name_the_cpu_on_cuda_values():
+    """On CUDA values (fake here: no GPU needed) the causal mask's aranges name the CPU in the graph,
+    as gpu_compile._factories_on_cpu does for the graph's own factories (torch-mlir refuses CUDA),
+    while their fake values stay on the GPU so the mask broadcasts against the scores."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from mlir_sym.attention import expand_attention
+
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        q = torch.empty(2, 3, 5, 8, device="cuda")
+        gm = make_fx(lambda q: torch.ops.mlir_sym.attention(q, q, q, None, True, 0.5), tracing_mode="real")(q)
+    assert expand_attention(gm.graph) == 1
+    aranges = [n for n in gm.graph.nodes if n.target is torch.ops.aten.arange.default]
+    assert len(aranges) == 2
+    assert all(n.kwargs["device"] == torch.device("cpu") and n.meta["val"].device.type == "cuda" for n in aranges)
