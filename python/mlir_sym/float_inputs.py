@@ -15,12 +15,12 @@ specialize, so the backend can ask for the restart before AOTAutograd runs:
     passed where the op's signature takes a double);
   - an `.item()` whose only uses are arguments the op ignores: `F.embedding`'s `norm_type` when
     `max_norm` is None (every `nn.Embedding` in every HuggingFace model), or Python code that makes
-    a constant of it (`config.dropout_rate is not None`);
-  - a float that reaches tensor ops only inside expressions the pass cannot compute as tensors in
-    this torch version (torch 2.11 has no square root there).
+    a constant of it (`config.dropout_rate is not None`).
 A float used in any other way is left to the pass (it may tensorify it): the prediction never asks
 for a specialization the pass would not make, so compiled code and guards are the same as without it,
-and a graph with such floats still restarts at most as often as before.
+and a graph with such floats may still restart after AOTAutograd's trace (torch 2.11 specializes GPT-2's
+`math.pi` in gelu there, where torch 2.13 tensorifies it: one Dynamo trace more than without the early
+restart, one AOTAutograd trace fewer).
 """
 from __future__ import annotations
 
@@ -50,53 +50,13 @@ def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
     return False
 
 
-def _values(shape_env) -> dict:
-    values = getattr(shape_env, "backed_var_to_val", None)  # torch >= 2.13; older: var_to_val
-    return values if values is not None else getattr(shape_env, "var_to_val", {})
-
-
 def _float_symbols(shape_env) -> dict[str, Any]:
     from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-    return {str(k): k for k in _values(shape_env) if symbol_is_type(k, SymT.FLOAT)}
-
-
-def _interpretable(expr, shape_env) -> bool:
-    """Whether this torch's tensorify pass can compute `expr` as tensors: it interprets the float
-    expression a tensor op receives with TensorReferenceAnalysis, and specializes what it cannot
-    (torch 2.11 has no square root there: GPT-2's gelu `sqrt(2 / pi)` specializes `math.pi`)."""
-    from torch.utils._sympy.interp import sympy_interp
-    from torch.utils._sympy.reference import TensorReferenceAnalysis
-
-    values = _values(shape_env)
-    try:
-        env = {s: torch.tensor(float(values[s]), dtype=torch.float64) for s in expr.free_symbols}
-        sympy_interp(TensorReferenceAnalysis, env, expr)
-    except Exception:  # noqa: BLE001 - NotImplementedError, a missing handler, a value we lack
-        return False
-    return True
-
-
-def _tensor_uses(gm: fx.GraphModule, shape_env) -> dict[str, list[bool]]:
-    """For each float symbol: whether each float expression of it that a tensor-valued node takes is
-    interpretable (see _interpretable)."""
-    uses: dict[str, list[bool]] = {}
-    for n in gm.graph.nodes:
-        if n.op not in ("call_function", "call_method") or not isinstance(n.meta.get("example_value"), torch.Tensor):
-            continue
-        for a in _flat_nodes(n):
-            v = a.meta.get("example_value")
-            if isinstance(v, torch.SymFloat) and v.node.expr.free_symbols:
-                ok = _interpretable(v.node.expr, shape_env)
-                for sym in v.node.expr.free_symbols:
-                    uses.setdefault(str(sym), []).append(ok)
-    return uses
-
-
-def _flat_nodes(n: fx.Node) -> list[fx.Node]:
-    found: list[fx.Node] = []
-    fx.node.map_arg((n.args, n.kwargs), found.append)
-    return found
+    values = getattr(shape_env, "backed_var_to_val", None)  # torch >= 2.13; older: var_to_val
+    if values is None:
+        values = getattr(shape_env, "var_to_val", {})
+    return {str(k): k for k in values if symbol_is_type(k, SymT.FLOAT)}
 
 
 def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
@@ -117,10 +77,6 @@ def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
         used = [u for u in n.users if not _ignored_use(u, n)]
         if used:
             maybe_tensorified |= {str(s) for s in v.node.expr.free_symbols}
-    if maybe_tensorified:
-        # floats that reach tensor ops only through expressions this torch cannot tensorify
-        uses = _tensor_uses(gm, shape_env)
-        maybe_tensorified -= {name for name, oks in uses.items() if oks and not any(oks)}
     return sorted(name for name in floats
                   if name not in maybe_tensorified and not TensorifyState.should_specialize(name))
 

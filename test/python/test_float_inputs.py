@@ -91,21 +91,3 @@ def test_embedding_norm_type_is_ignored_only_without_max_norm(max_norm):
     emb = g.call_function(torch.nn.functional.embedding, (ids, w, None, max_norm, item, False, False))
     emb.meta["example_value"] = torch.empty(2, 3)
     assert _ignored_use(emb, item) == (max_norm is None)
-
-
-def test_expressions_the_tensorify_pass_cannot_compute_are_not_counted_as_tensorified():
-    import sympy
-    from torch.utils._sympy.symbol import SymT, make_symbol
-
-    from mlir_sym.float_inputs import _interpretable
-
-    z = make_symbol(SymT.FLOAT, 36)
-
-    class Env:
-        backed_var_to_val = var_to_val = {z: sympy.Float(3.14159)}
-
-    assert _interpretable(2.0 * z + 1, Env())
-    assert _interpretable(sympy.sqrt(2.0 / z), Env()) == hasattr(
-        __import__("torch.utils._sympy.reference", fromlist=["x"]).TensorReferenceAnalysis, "sqrt")
-    assert not _interpretable(sympy.gamma(z), Env())  # no handler: the pass specializes z
-    assert not _interpretable(z + make_symbol(SymT.FLOAT, 99), Env())  # a value we do not have
