@@ -21,6 +21,7 @@ import contextlib
 import logging
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
@@ -183,18 +184,22 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         except LoweringError as e:
             raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
         assert_msgs = _assert_msgs(compute_mod, name)
-        with timing.phase("guards-to-llvm"):
-            run_named("guards-to-llvm", guards_mod, ctx)
-        checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
-        for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
-            if op.operation.name == "sym.symbol":
-                op.operation.erase()
         with timing.phase("host+llvm-ir"):
             program, llvm_ir = lower_compute(compute_mod, name)
-    stats.lower_s += time.perf_counter() - t1
-    t2 = time.perf_counter()
-    with timing.phase("ptx"):
-        ptx = ptx_codegen.compile_ptx_parts(llvm_ir) if llvm_ir else []
+        # PTX is made in worker processes (or by llvmlite, which releases the GIL): the guard
+        # function is lowered meanwhile
+        t2 = time.perf_counter()
+        with ThreadPoolExecutor(1) as pool:
+            ptx_future = pool.submit(ptx_codegen.compile_ptx_parts, llvm_ir) if llvm_ir else None
+            with timing.phase("guards-to-llvm"):
+                run_named("guards-to-llvm", guards_mod, ctx)
+            checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
+            for op in list(guards_mod.body.operations):  # symbol declarations have no LLVM form
+                if op.operation.name == "sym.symbol":
+                    op.operation.erase()
+            with timing.phase("ptx-wait"):
+                ptx = ptx_future.result() if ptx_future is not None else []
+    stats.lower_s += t2 - t1
     stats.extra.setdefault("ptx_s", 0.0)
     stats.extra["ptx_s"] += time.perf_counter() - t2
     stats.extra["kernels"] = stats.extra.get("kernels", 0) + program.launches  # launch sites (kernels may repeat)
