@@ -18,12 +18,14 @@ specialize, so the backend can ask for the restart before AOTAutograd runs:
     a constant of it (`config.dropout_rate is not None`).
 A float used in any other way is left to the pass (it may tensorify it): the prediction never asks
 for a specialization the pass would not make, so compiled code and guards are the same as without it,
-and a graph with such floats may still restart after AOTAutograd's trace (torch 2.11 specializes GPT-2's
-`math.pi` in gelu there, where torch 2.13 tensorifies it: one Dynamo trace more than without the early
-restart, one AOTAutograd trace fewer).
+and a graph with such floats still restarts at most as often as before. Which floats the pass
+tensorifies changed between versions: torch 2.13 counts a float whose expression reaches a tensor op
+(`x * sqrt(2 / math.pi)`, GPT-2's gelu), torch 2.11 only a float a tensor op takes itself
+(`_derived_floats_tensorify`).
 """
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -48,6 +50,22 @@ def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
         others += [v for k, v in user.kwargs.items() if v is item and k != "norm_type"]
         return max_norm is None and norm_type_at and not others
     return False
+
+
+@functools.cache
+def _derived_floats_tensorify() -> bool:
+    """Whether this torch's tensorify pass counts a float as tensorified when an expression of it
+    reaches a tensor op (`x * sqrt(2 / math.pi)`: torch 2.13 adds the expression's free symbols), or
+    only when the float itself does (torch 2.11 adds the expression: GPT-2's `math.pi` in gelu is
+    specialized there)."""
+    import inspect
+
+    from torch.fx.passes import _tensorify_python_scalars as tensorify
+
+    try:
+        return "tensorified_symbols.update(" in inspect.getsource(tensorify)
+    except (OSError, TypeError):  # no source: assume the newer pass
+        return True
 
 
 def _float_symbols(shape_env) -> dict[str, Any]:
@@ -75,6 +93,8 @@ def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
         if not isinstance(v, torch.SymFloat):
             continue  # already a constant: its symbol was specialized while tracing
         used = [u for u in n.users if not _ignored_use(u, n)]
+        if not _derived_floats_tensorify():  # only the float itself, taken by a tensor op, counts
+            used = [u for u in used if isinstance(u.meta.get("example_value"), torch.Tensor)]
         if used:
             maybe_tensorified |= {str(s) for s in v.node.expr.free_symbols}
     return sorted(name for name in floats

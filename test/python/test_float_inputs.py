@@ -91,3 +91,33 @@ def test_embedding_norm_type_is_ignored_only_without_max_norm(max_norm):
     emb = g.call_function(torch.nn.functional.embedding, (ids, w, None, max_norm, item, False, False))
     emb.meta["example_value"] = torch.empty(2, 3)
     assert _ignored_use(emb, item) == (max_norm is None)
+
+
+def test_older_tensorify_counts_only_floats_a_tensor_op_takes_itself(monkeypatch):
+    """torch 2.11's pass specializes a float that reaches tensor ops only inside an expression
+    (`x * sqrt(2 / math.e)`, as GPT-2's gelu does with math.pi); torch 2.13's tensorifies it."""
+    from mlir_sym import float_inputs
+    from mlir_sym.artifact_cache import shape_env_of
+
+    assert float_inputs._derived_floats_tensorify() is True  # this torch (2.13)
+    seen = []
+
+    def be(gm, example_inputs, **kw):
+        seen.append((gm, shape_env_of(gm, example_inputs)))
+        return gm.forward
+
+    def f(x):
+        return x * math.sqrt(2.0 / math.e) + x * SCALE
+
+    torch.compile(f, backend=be, dynamic=True)(torch.randn(4, 3))
+    gm, shape_env = seen[0]
+    item_of = {n.args[0].name: str(n.meta["example_value"]) for n in gm.graph.nodes
+               if n.op == "call_method" and n.target == "item"}
+    e_sym = next(v for k, v in item_of.items() if "math_e" in k.lower())
+    scale_sym = next(v for k, v in item_of.items() if "scale" in k.lower())
+    predicted = {}
+    for newer in (True, False):
+        monkeypatch.setattr(float_inputs, "_derived_floats_tensorify", lambda newer=newer: newer)
+        predicted[newer] = set(float_inputs.predict_specializations(gm, shape_env))
+    assert e_sym in predicted[False] and e_sym not in predicted[True]
+    assert scale_sym not in predicted[False] and scale_sym not in predicted[True]
