@@ -20,7 +20,8 @@ Instead:
       Dynamic views become exact collapse/expand shapes later (fx_rewrites.views_to_collapse_split);
       the bmms are library calls on the GPU, the mask and softmax one fused kernel.
 
-Rewritten: q, k, v of one rank >= 3 with the same (symbolic) batch dims, no dropout, no grouped-query
+Rewritten: q, k, v of float32 or float64 (for float16/bfloat16 PyTorch's math form computes in float32,
+which the expansion does not), of one rank >= 3 with the same (symbolic) batch dims, no dropout, no grouped-query
 broadcast, at most one of attn_mask / is_causal, scale None or a number, and nothing requiring grad.
 Any other call keeps PyTorch's own tracing.
 """
@@ -71,6 +72,8 @@ def _why_not(bound: dict[str, Any]) -> str | None:
         return "q, k or v is not a tensor"
     if any(t.requires_grad for t in (q, k, v)) or (isinstance(mask, torch.Tensor) and mask.requires_grad):
         return "an input requires grad (the custom op has no backward)"
+    if q.dtype not in (torch.float32, torch.float64) or not (q.dtype == k.dtype == v.dtype):
+        return "not float32/float64 (PyTorch's math form computes half types in float32)"
     if q.dim() < 3 or not (q.dim() == k.dim() == v.dim()):
         return "ranks differ or are below 3"
     if not (_same_dims(q.shape[:-2], k.shape[:-2]) and _same_dims(q.shape[:-2], v.shape[:-2])):

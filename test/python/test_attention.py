@@ -51,6 +51,17 @@ def test_calls_we_do_not_expand_keep_pytorchs_tracing():
     assert backend.stats.attention_ops == 1  # the second call only
 
 
+def test_half_inputs_keep_pytorchs_math_form():
+    def f(q):
+        return F.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    q = torch.randn(2, 3, 5, 8, dtype=torch.bfloat16)
+    with torch.no_grad():
+        torch.testing.assert_close(cf(q), f(q), atol=2e-2, rtol=2e-2)
+    assert backend.stats.attention_ops == 0
+
+
 def test_inputs_that_require_grad_are_not_rewritten():
     q = torch.randn(2, 3, 5, 8, requires_grad=True)
 
