@@ -40,17 +40,29 @@ log = logging.getLogger("mlir_sym.compile")
 _LIB = "mlir_sym"
 
 
+def _layout(rank: int) -> tuple[int, ...]:
+    """The output's memory order: what PyTorch's fused kernels (flash for the CPU, flash and
+    memory-efficient on CUDA) return for [B, H, L, E]: a [B, L, H, E] buffer, so that user code doing
+    `o.transpose(1, 2).view(B, L, H * E)` traces as it runs eagerly; other ranks are contiguous."""
+    return (0, 2, 1, 3) if rank == 4 else tuple(range(rank))
+
+
 @torch.library.custom_op(f"{_LIB}::attention", mutates_args=())
 def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None,
               is_causal: bool, scale: float | None) -> torch.Tensor:
-    """Eager: PyTorch's scaled_dot_product_attention (no dropout)."""
-    return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=0.0,
-                                                            is_causal=is_causal, scale=scale)
+    """Eager: PyTorch's scaled_dot_product_attention (no dropout), in the layout of `_layout`."""
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=0.0,
+                                                           is_causal=is_causal, scale=scale)
+    want = torch.empty_permuted(out.shape, _layout(out.dim()), dtype=out.dtype, device=out.device)
+    if out.stride() == want.stride():
+        return out
+    return want.copy_(out)
 
 
 @attention.register_fake
 def _attention_fake(query, key, value, attn_mask, is_causal, scale):
-    return query.new_empty((*query.shape[:-1], value.shape[-1]))
+    shape = (*query.shape[:-1], value.shape[-1])
+    return torch.empty_permuted(shape, _layout(len(shape)), dtype=query.dtype, device=query.device)
 
 
 _SDPA = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)

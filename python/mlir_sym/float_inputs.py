@@ -52,6 +52,15 @@ def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
     return False
 
 
+def _tensorify_enabled() -> bool:
+    """Whether the tensorify pass runs at all (`TENSORIFY_PYTHON_SCALARS=0` turns it off: no float is
+    specialized, nothing restarts)."""
+    import torch._dynamo.utils
+
+    check = getattr(torch._dynamo.utils, "_is_tensorify_enabled", None)
+    return True if check is None else bool(check())
+
+
 @functools.cache
 def _derived_floats_tensorify() -> bool:
     """Whether this torch's tensorify pass counts a float as tensorified when an expression of it
@@ -82,8 +91,11 @@ def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
     from torch._dynamo.symbolic_convert import TensorifyState
 
     floats = _float_symbols(shape_env)
-    if not floats:
+    if not floats or not _tensorify_enabled():
         return []
+    if any(n.op == "get_attr" and isinstance(getattr(gm, str(n.target), None), torch.nn.Module)
+           for n in gm.graph.nodes):
+        return []  # subgraphs (checkpoint, autograd.Function bodies) may take floats: left to the pass
     maybe_tensorified: set[str] = set()
     for n in gm.graph.nodes:
         if not (n.op == "call_method" and n.target == "item" and n.args and isinstance(n.args[0], fx.Node)

@@ -40,7 +40,7 @@ def test_rows_with_every_key_masked_give_zeros_as_pytorch_does():
 
 def test_calls_we_do_not_expand_keep_pytorchs_tracing():
     def f(q, k, v):
-        # grouped-query attention (k, v with fewer heads) and dropout: not rewritten
+        # grouped-query attention (k, v with fewer heads): not rewritten; the causal call (dropout_p 0) is
         return (F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
                 F.scaled_dot_product_attention(q, q, q, dropout_p=0.0, is_causal=True))
 
@@ -121,3 +121,19 @@ def test_causal_mask_factories_name_the_cpu_on_cuda_values():
     aranges = [n for n in gm.graph.nodes if n.target is torch.ops.aten.arange.default]
     assert len(aranges) == 2
     assert all(n.kwargs["device"] == torch.device("cpu") and n.meta["val"].device.type == "cuda" for n in aranges)
+
+
+def test_output_layout_lets_views_after_the_head_transpose_trace_as_in_eager():
+    """PyTorch's fused kernels return [B, H, L, E] over a [B, L, H, E] buffer, so `o.transpose(1, 2)
+    .view(...)` works eagerly; the custom op's fake and eager kernels give that layout too."""
+    def f(x):
+        b, n = x.shape[0], x.shape[1]
+        q = x.view(b, n, 2, 8).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, q, q)
+        return o.transpose(1, 2).view(b, n, 16)
+
+    _run(f, (torch.randn(2, 5, 16),), (torch.randn(3, 7, 16),))
+    assert backend.stats.attention_ops == 1
+    out = torch.ops.mlir_sym.attention(torch.randn(2, 3, 5, 8), torch.randn(2, 3, 6, 8), torch.randn(2, 3, 6, 8),
+                                       None, False, None)
+    assert out.transpose(1, 2).is_contiguous()

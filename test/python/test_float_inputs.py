@@ -121,3 +121,49 @@ def test_older_tensorify_counts_only_floats_a_tensor_op_takes_itself(monkeypatch
         predicted[newer] = set(float_inputs.predict_specializations(gm, shape_env))
     assert e_sym in predicted[False] and e_sym not in predicted[True]
     assert scale_sym not in predicted[False] and scale_sym not in predicted[True]
+
+
+def test_floats_read_inside_subgraphs_are_left_to_the_pass(monkeypatch):
+    """A float first read inside a checkpointed body lives in a subgraph, which AOTAutograd inlines and
+    the pass tensorifies: no prediction is made for graphs with subgraphs."""
+    import torch.utils.checkpoint as ckpt
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.alpha = 0.5
+
+        def forward(self, x):
+            return ckpt.checkpoint(lambda y: y * self.alpha, x, use_reentrant=False)
+
+    backend.config.early_float_restart = True
+    m = M()
+    cm = torch.compile(m, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(cm(x), m(x))
+    assert backend.stats.early_restarts == 0
+
+
+def test_no_prediction_when_tensorify_is_off(monkeypatch):
+    """`TENSORIFY_PYTHON_SCALARS=0`: the pass does not run, nothing is specialized or restarted."""
+    from mlir_sym import float_inputs
+    from mlir_sym.artifact_cache import shape_env_of
+
+    seen = []
+
+    def be(gm, example_inputs, **kw):
+        seen.append((gm, shape_env_of(gm, example_inputs)))
+        return gm.forward
+
+    torch.compile(Net().eval(), backend=be, dynamic=True)(torch.randint(0, 50, (2, 7)))
+    gm, shape_env = seen[0]
+    assert float_inputs.predict_specializations(gm, shape_env)  # norm_type and eps at least
+    enabled = torch._dynamo.utils._is_tensorify_enabled  # read once per process (cached)
+    monkeypatch.setenv("TENSORIFY_PYTHON_SCALARS", "0")
+    enabled.cache_clear()
+    try:
+        assert float_inputs.predict_specializations(gm, shape_env) == []
+    finally:
+        monkeypatch.delenv("TENSORIFY_PYTHON_SCALARS")
+        enabled.cache_clear()
