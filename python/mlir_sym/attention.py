@@ -35,6 +35,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from mlir_sym.fx_rewrites import Emitter
+
 log = logging.getLogger("mlir_sym.compile")
 
 _LIB = "mlir_sym"
@@ -134,45 +136,6 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
     return count
 
 
-class _Emitter:
-    """Appends aten nodes before `at`, each with its fake value computed in the graph's fake mode."""
-
-    def __init__(self, graph: fx.Graph, at: fx.Node, mode) -> None:
-        self.graph, self.at, self.mode = graph, at, mode
-        self.trace = at.meta.get("stack_trace")
-
-    def __call__(self, target, *args, **kwargs) -> fx.Node:
-        fake = [[_val(x) for x in a] if isinstance(a, (list, tuple)) else _val(a) for a in args]
-        node_kwargs = dict(kwargs)
-        if isinstance(kwargs.get("device"), torch.device) and kwargs["device"].type == "cuda":
-            # a factory: its node names the CPU, as gpu_compile._factories_on_cpu does for the graph's own
-            # (torch-mlir's lowering refuses other devices; buffers are the runtime's business)
-            node_kwargs["device"] = torch.device("cpu")
-        with self.graph.inserting_before(self.at), self.mode:
-            n = self.graph.call_function(target, tuple(args), node_kwargs)
-            n.meta["val"] = target(*fake, **kwargs)
-        n.meta["stack_trace"] = self.trace
-        return n
-
-    def scalar(self, fn, *args) -> fx.Node:
-        """A node computing a Python scalar (SymInt/SymFloat arithmetic) from size nodes."""
-        with self.graph.inserting_before(self.at):
-            n = self.graph.call_function(fn, tuple(args))
-        n.meta["val"] = fn(*[_val(a) for a in args])
-        n.meta["stack_trace"] = self.trace
-        return n
-
-    def size(self, t: fx.Node, d: int) -> Any:
-        s = _val(t).shape[d]
-        if not isinstance(s, torch.SymInt):
-            return int(s)
-        with self.graph.inserting_before(self.at):
-            n = self.graph.call_function(torch.ops.aten.sym_size.int, (t, d))
-        n.meta["val"] = s
-        n.meta["stack_trace"] = self.trace
-        return n
-
-
 def expand_attention(graph: fx.Graph) -> int:
     """Write each mlir_sym::attention node of an aten graph as core aten ops (see the module doc)."""
     aten, prims = torch.ops.aten, torch.ops.prims
@@ -182,7 +145,7 @@ def expand_attention(graph: fx.Graph) -> int:
             continue
         q, k, v, mask, causal, scale = node.args
         qv = _val(q)
-        e = _Emitter(graph, node, qv.fake_mode)
+        e = Emitter(graph, node)
         nb = qv.dim() - 2
         head = qv.shape[-1]
         if scale is None and isinstance(head, torch.SymInt):

@@ -28,6 +28,7 @@ between symbolic bounds, which it lowers exactly.
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Callable
 
@@ -428,70 +429,95 @@ def gathers_as_embedding(graph: fx.Graph) -> int:
         if any(isinstance(d, int) and d == 0 for d in xv.shape):
             continue  # nothing to read, and a [n, -1] table would be ambiguous
 
+        e = Emitter(graph, node)
+
         def add(target, args):
-            n = graph.call_function(target, args)
-            vals = fx.node.map_arg(args, lambda a: a.meta["val"])
-            n.meta["val"] = _fake_val(lambda *a: target(*a), *vals)
-            n.meta.update({key: v for key, v in node.meta.items() if key in ("stack_trace", "nn_module_stack")})
-            return n
+            return e(target, *args)
 
-        def size(v: fx.Node, d: int):
-            s = v.meta["val"].shape[d]
-            if not isinstance(s, torch.SymInt):
-                return int(s)
-            n = graph.call_function(aten.sym_size.int, (v, d))
-            n.meta["val"] = s
-            return n
+        size, mul = e.size, functools.partial(e.scalar, operator.mul)
 
-        def mul(a, b):
-            if isinstance(a, int) and isinstance(b, int):
-                return a * b
-            n = graph.call_function(operator.mul, (a, b))
-            n.meta["val"] = fx.node.map_arg(a, lambda v: v.meta["val"]) * fx.node.map_arg(b, lambda v: v.meta["val"])
-            return n
-
-        with graph.inserting_before(node):
-            rows = size(x, dim)
-            if wrap:  # x[i] takes -n <= i < 0 as i + n
-                for j, i in enumerate(idxs):
-                    n = size(x, dim + j)
-                    idxs[j] = add(aten.where.self, (add(aten.lt.Scalar, (i, 0)), add(aten.add.Tensor, (i, n)), i))
-            idx = idxs[0]
-            if k > 1:  # x[i, j]: one row index into the leading dims; any index out of its dim -> -1
-                ok = None
-                for j, i in enumerate(idxs):
-                    n = size(x, j)
-                    inside = add(aten.bitwise_and.Tensor, (add(aten.ge.Scalar, (i, 0)), add(aten.lt.Scalar, (i, n))))
-                    ok = inside if ok is None else add(aten.bitwise_and.Tensor, (ok, inside))
-                    if j:
-                        rows = mul(rows, n)
-                        idx = add(aten.add.Tensor, (add(aten.mul.Tensor, (idx, n)), i))
-                idx = add(aten.where.self, (ok, idx, add(aten.full_like.default, (idx, -1))))
-            table = x
-            order = gathered + [d for d in range(rank) if d not in gathered]
-            if dim != 0:  # the gathered dim first (a transposed copy): rows of the table
-                table = add(aten.permute.default, (x, order))
-            rest = [size(x, d) for d in order[k:]]
-            if rank != 2 or k != 1 or dim != 0:
-                table = add(aten.reshape.default, (table, [rows, -1] if rest else [rows, 1]))
-            out = add(aten.embedding.default, (table, idx))
-            r = idx.meta["val"].dim()
-            if rank != 2 or k != 1 or dim != 0:
-                out = add(aten.reshape.default, (out, [size(idx, d) for d in range(r)] + rest))
-            if dim != 0:  # the index's dims in the gathered dim's place
-                out = add(aten.permute.default, (out, list(range(r, r + dim)) + list(range(r)) +
-                                                  list(range(r + dim, r + rank - k))))
+        rows = size(x, dim)
+        if wrap:  # x[i] takes -n <= i < 0 as i + n
+            for j, i in enumerate(idxs):
+                n = size(x, dim + j)
+                idxs[j] = add(aten.where.self, (add(aten.lt.Scalar, (i, 0)), add(aten.add.Tensor, (i, n)), i))
+        idx = idxs[0]
+        if k > 1:  # x[i, j]: one row index into the leading dims; any index out of its dim -> -1
+            ok = None
+            for j, i in enumerate(idxs):
+                n = size(x, j)
+                inside = add(aten.bitwise_and.Tensor, (add(aten.ge.Scalar, (i, 0)), add(aten.lt.Scalar, (i, n))))
+                ok = inside if ok is None else add(aten.bitwise_and.Tensor, (ok, inside))
+                if j:
+                    rows = mul(rows, n)
+                    idx = add(aten.add.Tensor, (add(aten.mul.Tensor, (idx, n)), i))
+            idx = add(aten.where.self, (ok, idx, add(aten.full_like.default, (idx, -1))))
+        table = x
+        order = gathered + [d for d in range(rank) if d not in gathered]
+        if dim != 0:  # the gathered dim first (a transposed copy): rows of the table
+            table = add(aten.permute.default, (x, order))
+        rest = [size(x, d) for d in order[k:]]
+        if rank != 2 or k != 1 or dim != 0:
+            table = add(aten.reshape.default, (table, [rows, -1] if rest else [rows, 1]))
+        out = add(aten.embedding.default, (table, idx))
+        r = idx.meta["val"].dim()
+        if rank != 2 or k != 1 or dim != 0:
+            out = add(aten.reshape.default, (out, [size(idx, d) for d in range(r)] + rest))
+        if dim != 0:  # the index's dims in the gathered dim's place
+            out = add(aten.permute.default, (out, list(range(r, r + dim)) + list(range(r)) +
+                                              list(range(r + dim, r + rank - k))))
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1
     return count
 
 
-def _fake_val(fn, *vals):
-    """The fake value of `fn(*vals)`, computed in the fake mode of the tensors among `vals`."""
-    mode = next(v.fake_mode for v in vals if hasattr(v, "fake_mode"))
-    with mode:
-        return fn(*vals)
+def _meta_val(a):
+    return a.meta["val"] if isinstance(a, fx.Node) else a
+
+
+class Emitter:
+    """Adds nodes before `at`, each with the fake value of what it computes, found by running the op
+    on its arguments' fake values in the graph's fake mode (no tracing), and with `at`'s stack trace
+    and module stack (locations in MLIR)."""
+
+    def __init__(self, graph: fx.Graph, at: fx.Node) -> None:
+        self.graph, self.at = graph, at
+        self.meta = {k: v for k, v in at.meta.items() if k in ("stack_trace", "nn_module_stack")}
+        self.mode = next((t.fake_mode for t in torch.utils._pytree.tree_leaves(at.meta.get("val"))
+                          if hasattr(t, "fake_mode")), None)
+
+    def _add(self, target, args: tuple, kwargs: dict, val) -> fx.Node:
+        with self.graph.inserting_before(self.at):
+            n = self.graph.call_function(target, args, kwargs)
+        n.meta["val"] = val
+        n.meta.update(self.meta)
+        return n
+
+    def __call__(self, target, *args, **kwargs) -> fx.Node:
+        """A tensor op. A factory on CUDA names the CPU in its node, as gpu_compile._factories_on_cpu does
+        for the graph's own (torch-mlir refuses other devices; buffers are the runtime's business)."""
+        vals, kvals = fx.node.map_arg((args, kwargs), _meta_val)
+        mode = next((t.fake_mode for t in torch.utils._pytree.tree_leaves(vals) if hasattr(t, "fake_mode")), self.mode)
+        with mode:
+            val = target(*vals, **kvals)
+        node_kwargs = dict(kwargs)
+        if isinstance(kwargs.get("device"), torch.device) and kwargs["device"].type == "cuda":
+            node_kwargs["device"] = torch.device("cpu")
+        return self._add(target, tuple(args), node_kwargs, val)
+
+    def scalar(self, fn, *args):
+        """Python scalar arithmetic (SymInt/SymFloat) on size nodes; folded when every argument is a number."""
+        if not any(isinstance(a, fx.Node) for a in args):
+            return fn(*args)
+        return self._add(fn, tuple(args), {}, fn(*[_meta_val(a) for a in args]))
+
+    def size(self, t: fx.Node, d: int):
+        """Dim `d` of `t`: an int when static, else an `aten.sym_size` node."""
+        s = t.meta["val"].shape[d]
+        if not isinstance(s, torch.SymInt):
+            return int(s)
+        return self._add(torch.ops.aten.sym_size.int, (t, d), {}, s)
 
 
 def var_mean_in_float(graph: fx.Graph) -> int:
@@ -515,23 +541,14 @@ def var_mean_in_float(graph: fx.Graph) -> int:
             continue
         half = xv.dtype in _HALF
 
-        def add(target, args, fn):
-            n = graph.call_function(target, args)
-            n.meta["val"] = _fake_val(fn, *[a.meta["val"] if isinstance(a, fx.Node) else a for a in args])
-            return n
-
-        with graph.inserting_before(node):
-            xf = add(prims.convert_element_type.default, (x, torch.float32),
-                     lambda a, d: prims.convert_element_type.default(a, d)) if half else x
-            mean = add(aten.mean.dim, (xf, list(dims), True), lambda a, d, k: aten.mean.dim(a, d, k))
-            dev = add(aten.sub.Tensor, (xf, mean), lambda a, b: aten.sub.Tensor(a, b))
-            sq = add(aten.mul.Tensor, (dev, dev), lambda a, b: aten.mul.Tensor(a, b))
-            var = add(aten.mean.dim, (sq, list(dims), True), lambda a, d, k: aten.mean.dim(a, d, k))
-            if half:
-                var = add(prims.convert_element_type.default, (var, xv.dtype),
-                          lambda a, d: prims.convert_element_type.default(a, d))
-                mean = add(prims.convert_element_type.default, (mean, xv.dtype),
-                           lambda a, d: prims.convert_element_type.default(a, d))
+        e = Emitter(graph, node)
+        xf = e(prims.convert_element_type.default, x, torch.float32) if half else x
+        mean = e(aten.mean.dim, xf, list(dims), True)
+        dev = e(aten.sub.Tensor, xf, mean)
+        var = e(aten.mean.dim, e(aten.mul.Tensor, dev, dev), list(dims), True)
+        if half:
+            var = e(prims.convert_element_type.default, var, xv.dtype)
+            mean = e(prims.convert_element_type.default, mean, xv.dtype)
         for u in users:
             u.replace_all_uses_with(var if u.args[1] == 0 else mean)
             graph.erase_node(u)
