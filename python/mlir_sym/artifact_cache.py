@@ -228,13 +228,10 @@ def try_load(k: str, shape_env, device: torch.device | None) -> tuple[Any, list]
         if entry is None:
             return None
         if entry.get("restart") == "tensorify":
-            from torch._dynamo.exc import TensorifyScalarRestartAnalysis
-            from torch._dynamo.symbolic_convert import TensorifyState
+            from mlir_sym.float_inputs import restart
 
-            for name in entry["specialize"]:
-                TensorifyState.specialize(name)
             log.info("artifact cache: %s restarts Dynamo (specialize %s)", k[:16], entry["specialize"])
-            raise TensorifyScalarRestartAnalysis
+            restart(entry["specialize"])
         if not install_guards(entry["guards"], shape_env):
             log.info("artifact cache: entry %s does not hold for these sizes", k[:16])
             return None

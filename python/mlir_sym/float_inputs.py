@@ -34,6 +34,8 @@ import torch.fx as fx
 
 log = logging.getLogger("mlir_sym.compile")
 
+_EMBEDDING_PARAMS = ("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse")
+
 
 def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
     """Whether `user` passes `item` only where the op does not read it, or computes a plain Python
@@ -42,13 +44,8 @@ def _ignored_use(user: fx.Node, item: fx.Node) -> bool:
     if v is None or type(v) in (bool, int, float):
         return True
     if user.op == "call_function" and user.target is torch.nn.functional.embedding:
-        # embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
-        args = list(user.args) + [None] * (7 - len(user.args))
-        max_norm = user.kwargs.get("max_norm", args[3])
-        norm_type_at = [i for i, a in enumerate(user.args) if a is item] == [4] or user.kwargs.get("norm_type") is item
-        others = [a for i, a in enumerate(user.args) if a is item and i != 4]
-        others += [v for k, v in user.kwargs.items() if v is item and k != "norm_type"]
-        return max_norm is None and norm_type_at and not others
+        bound = {**dict(zip(_EMBEDDING_PARAMS, user.args)), **user.kwargs}
+        return [k for k, a in bound.items() if a is item] == ["norm_type"] and bound.get("max_norm") is None
     return False
 
 
@@ -113,16 +110,20 @@ def predict_specializations(gm: fx.GraphModule, shape_env) -> list[str]:
                   if name not in maybe_tensorified and not TensorifyState.should_specialize(name))
 
 
-def restart_early(gm: fx.GraphModule, shape_env) -> None:
-    """Raise Dynamo's TensorifyScalarRestartAnalysis now, with the floats the pass would specialize
-    after AOTAutograd's trace marked for specialization, when there are any."""
+def restart(names: list[str]) -> None:
+    """Make Dynamo trace the frame again with the float symbols `names` specialized."""
     from torch._dynamo.exc import TensorifyScalarRestartAnalysis
     from torch._dynamo.symbolic_convert import TensorifyState
 
-    names = predict_specializations(gm, shape_env)
-    if not names:
-        return
     for name in names:
         TensorifyState.specialize(name)
-    log.info("float inputs %s will be specialized: Dynamo restarts before AOTAutograd traces", names)
     raise TensorifyScalarRestartAnalysis
+
+
+def restart_early(gm: fx.GraphModule, shape_env) -> None:
+    """Restart Dynamo now (`restart`) with the floats the pass would specialize after AOTAutograd's
+    trace, when there are any."""
+    names = predict_specializations(gm, shape_env)
+    if names:
+        log.info("float inputs %s will be specialized: Dynamo restarts before AOTAutograd traces", names)
+        restart(names)
