@@ -34,9 +34,11 @@ Config (`mlir_sym.backend.config`, or environment variables):
       no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
       calls the artifact directly (grad mode off around the call, as the wrapper would): the
       wrapper costs about as much per call as our whole artifact on small inputs.
-  early_float_restart (MLIR_SYM_EARLY_RESTART=0 turns it off): where Dynamo's graph shows float
-      inputs AOTAutograd is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps
-      values Dynamo already made constants), ask for Dynamo's restart before AOTAutograd traces.
+  float_inputs (MLIR_SYM_FLOAT_INPUTS=graph|restart|off, default graph): float inputs AOTAutograd
+      is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps values Dynamo already
+      made constants) are specialized in Dynamo's graph under a guard ("graph": no restart), or
+      Dynamo is asked to restart before AOTAutograd traces ("restart"), or left to AOTAutograd's
+      pass, which restarts Dynamo after its trace ("off").
   attention_op (MLIR_SYM_ATTENTION_OP=0 turns it off): scaled_dot_product_attention is traced as one
       node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
@@ -75,9 +77,10 @@ class Config:
     # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
     specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
     direct_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_DIRECT", "1") == "1")
-    # Ask Dynamo for its float-specialization restart before AOTAutograd traces, where the Dynamo
-    # graph shows which floats will be specialized (float_inputs.py), instead of after a wasted trace.
-    early_float_restart: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_EARLY_RESTART", "1") == "1")
+    # The float inputs AOTAutograd's tensorify pass would specialize (float_inputs.py): specialized
+    # in Dynamo's graph under guards ("graph"), by Dynamo's restart asked for before AOTAutograd
+    # traces ("restart"), or by the pass after a whole trace, which then restarts Dynamo ("off").
+    float_inputs: str = field(default_factory=lambda: os.environ.get("MLIR_SYM_FLOAT_INPUTS", "graph"))
     # Trace scaled_dot_product_attention as one node (mlir_sym::attention, attention.py), expanded
     # after AOTAutograd, instead of tracing PyTorch's decomposition of it op by op.
     attention_op: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_OP", "1") == "1")
@@ -100,12 +103,13 @@ class Stats:
     artifact_cache_stores: int = 0
     artifact_cache_restarts: int = 0  # Dynamo restarts replayed from the disk (float specializations)
     early_restarts: int = 0  # Dynamo restarts asked for before AOTAutograd traced (float_inputs.py)
+    floats_in_graph: int = 0  # float inputs specialized in Dynamo's graph instead of a restart
     attention_ops: int = 0  # scaled_dot_product_attention calls traced as mlir_sym::attention
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
         self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
-        self.early_restarts = self.attention_ops = 0
+        self.early_restarts = self.floats_in_graph = self.attention_ops = 0
 
 
 stats = Stats()
@@ -326,15 +330,26 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable
     return call
 
 
-def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
-    """What the backend does to Dynamo's graph before AOTAutograd traces it: Dynamo's float restart
-    asked for at once where it is certain (float_inputs.py), and attention made one node (attention.py)."""
-    if config.early_float_restart:
+def prepare_floats(gm: fx.GraphModule, shape_env) -> None:
+    """The float inputs AOTAutograd would specialize, specialized now in Dynamo's graph under guards,
+    or Dynamo's restart asked for at once (float_inputs.py, `config.float_inputs`). A second call
+    finds nothing left to do."""
+    if config.float_inputs not in ("graph", "restart", "off"):
+        raise ValueError(f"mlir_sym: float_inputs must be graph, restart or off, not {config.float_inputs!r}")
+    if config.float_inputs == "graph":
+        stats.floats_in_graph += len(float_inputs.specialize_in_graph(gm, shape_env))
+    if config.float_inputs != "off":  # what could not be specialized in the graph
         try:
             float_inputs.restart_early(gm, shape_env)
         except TensorifyScalarRestartAnalysis:
             stats.early_restarts += 1
             raise
+
+
+def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
+    """What the backend does to Dynamo's graph before AOTAutograd traces it: the float inputs
+    (`prepare_floats`), and attention made one node (attention.py)."""
+    prepare_floats(gm, shape_env)
     if config.attention_op:
         stats.attention_ops += attention.rewrite_sdpa_calls(gm)
 
@@ -344,6 +359,8 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
     or, for a graph compiled before (this process or another), the artifact from the disk cache."""
     _check_devices(gm, example_inputs)
     shape_env = artifact_cache.shape_env_of(gm, example_inputs)
+    if shape_env is not None:
+        prepare_floats(gm, shape_env)  # before the cache: a graph loaded from it needs the same guards
     cache_key = mark = None
     if config.direct_calls and not config.specialize_hints and artifact_cache.enabled():
         why = artifact_cache.why_not_cacheable(gm, shape_env)

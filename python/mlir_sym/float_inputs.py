@@ -120,6 +120,66 @@ def restart(names: list[str]) -> None:
     raise TensorifyScalarRestartAnalysis
 
 
+def _inputs_of(gm: fx.GraphModule, names: list[str]) -> dict[str, fx.Node | None] | None:
+    """For each symbol of `names`: the placeholder of the 0-d tensor Dynamo made of the float (its
+    `item_memo` is the symbol), or None for a float the graph has no input for (a config float only
+    tested against None). None when one cannot be specialized in the graph: its input is used other
+    than by `.item()` calls, or, without an input, a value in the graph mentions its symbol."""
+    found: dict[str, fx.Node | None] = {}
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        memo = getattr(n.meta.get("example_value"), "item_memo", None)
+        sym = getattr(getattr(memo, "node", None), "_expr", None)  # the symbol, not its replacement
+        if sym is not None and str(sym) in names:
+            if not all(u.op == "call_method" and u.target == "item" for u in n.users):
+                return None
+            found[str(sym)] = n
+    missing = set(names) - set(found)
+    if missing:
+        from torch.utils._pytree import tree_leaves
+
+        for n in gm.graph.nodes:
+            for v in tree_leaves(n.meta.get("example_value")):
+                vals = (*v.shape, *v.stride()) if isinstance(v, torch.Tensor) else (v,)
+                syms = {str(s) for x in vals if isinstance(x, (torch.SymFloat, torch.SymInt, torch.SymBool))
+                        for s in x.node.expr.free_symbols}
+                if missing & syms:
+                    return None
+        found.update(dict.fromkeys(missing))
+    return found
+
+
+def specialize_in_graph(gm: fx.GraphModule, shape_env) -> list[str]:
+    """Specialize the floats the pass would specialize (`predict_specializations`) in Dynamo's graph
+    itself, without a restart: every `.item()` of such a float input becomes its value, under a
+    ShapeEnv guard on it (Dynamo then guards the float's source, `L['self'].ln.eps == 1e-05`, as it
+    would for a constant after the restart), and TensorifyState marks the symbol specialized, so the
+    pass does not ask for the restart either. The input stays (unused) in the graph. Returns the
+    symbols specialized; [] when there are none or one cannot be handled so (then the restart is
+    asked for, `restart_early`)."""
+    from torch.fx.experimental.symbolic_shapes import guard_scalar
+    from torch._dynamo.symbolic_convert import TensorifyState
+
+    names = predict_specializations(gm, shape_env)
+    inputs = _inputs_of(gm, names) if names else None
+    if not inputs:
+        return []
+    for name, p in inputs.items():
+        TensorifyState.specialize(name)
+        if p is None:  # nothing in the graph reads it: no value to guard
+            continue
+        value = guard_scalar(p.meta["example_value"].item_memo)  # the guard: this float, this value
+        for item in list(p.users):
+            for u in list(item.users):
+                u.args = fx.node.map_arg(u.args, lambda a, item=item: value if a is item else a)
+                u.kwargs = fx.node.map_arg(u.kwargs, lambda a, item=item: value if a is item else a)
+            gm.graph.erase_node(item)
+    gm.recompile()
+    log.info("float inputs %s specialized in the graph (guarded, no restart)", sorted(inputs))
+    return sorted(inputs)
+
+
 def restart_early(gm: fx.GraphModule, shape_env) -> None:
     """Restart Dynamo now (`restart`) with the floats the pass would specialize after AOTAutograd's
     trace, when there are any."""

@@ -1,6 +1,7 @@
-"""Float inputs Dynamo passes as symbols (float_inputs.py): the backend asks for Dynamo's restart before
-AOTAutograd traces, specializing exactly the floats AOTAutograd's tensorify pass would specialize (the
-floats it tensorifies, here SCALE and math.pi, stay inputs)."""
+"""Float inputs Dynamo passes as symbols (float_inputs.py): the backend specializes exactly the floats
+AOTAutograd's tensorify pass would specialize (the floats it tensorifies, here SCALE and math.pi, stay
+inputs), in Dynamo's graph under guards (no restart: `float_inputs="graph"`, the default) or by asking
+for Dynamo's restart before AOTAutograd traces (`"restart"`)."""
 from __future__ import annotations
 
 import math
@@ -44,28 +45,34 @@ def _compile(record: list):
     return torch.compile(Net().eval(), backend=be, dynamic=True)
 
 
-def _specialized_at_each_trace(early: bool) -> tuple[list, nn.Module]:
-    backend.config.early_float_restart = early
+def _specialized_at_each_trace(mode: str) -> list:
+    """TensorifyState's specialized floats when each Dynamo trace reaches the backend, and after."""
+    backend.config.float_inputs = mode
+    backend.stats.reset()
     torch._dynamo.reset()
     torch.manual_seed(0)
     record: list = []
     cm = _compile(record)
     with torch.no_grad():
         cm(torch.randint(0, 50, (2, 7)))
-    return record, cm
+    return record + [set(TensorifyState.force_specializations)]
 
 
-def test_early_restart_specializes_what_the_tensorify_pass_would():
-    with_pass, _ = _specialized_at_each_trace(early=False)
-    early, _ = _specialized_at_each_trace(early=True)
-    assert len(with_pass) == 2 and len(early) == 2  # one restart either way
+def test_early_specialization_is_what_the_tensorify_pass_would_do():
+    with_pass = _specialized_at_each_trace("off")
+    early = _specialized_at_each_trace("restart")
+    assert len(with_pass) == 3 and len(early) == 3  # one restart either way
     assert early[1] == with_pass[1] and early[1], (early, with_pass)
     assert backend.stats.early_restarts == 1
+    in_graph = _specialized_at_each_trace("graph")
+    assert len(in_graph) == 2 and in_graph[0] == set()  # one trace, no restart
+    assert in_graph[1] == with_pass[1], (in_graph, with_pass)
+    assert backend.stats.early_restarts == 0 and backend.stats.floats_in_graph == len(with_pass[1])
 
 
-@pytest.mark.parametrize("early", [True, False])
-def test_one_compile_serves_every_length_and_results_match(early):
-    backend.config.early_float_restart = early
+@pytest.mark.parametrize("mode", ["graph", "restart", "off"])
+def test_one_compile_serves_every_length_and_results_match(mode):
+    backend.config.float_inputs = mode
     record: list = []
     model = Net().eval()
     cm = torch.compile(model, backend=lambda gm, ex, **kw: (record.append(1), mlir_sym_backend(gm, ex, **kw))[1],
@@ -74,9 +81,39 @@ def test_one_compile_serves_every_length_and_results_match(early):
         for n in (11, 5, 2, 9):
             ids = torch.randint(0, 50, (3, n))
             torch.testing.assert_close(cm(ids), model(ids))
-    assert backend.stats.early_restarts == int(early)
+    assert backend.stats.early_restarts == int(mode == "restart")
     assert backend.stats.compiles == 1, torch._dynamo.utils.counters["recompiles"]
-    assert len(record) == 2  # the first attempt (restarted before tracing) and the compiled graph
+    # restart: the first attempt (restarted before or after AOTAutograd traced) and the compiled graph
+    assert len(record) == (1 if mode == "graph" else 2)
+
+
+E = 2.0  # a module float that reaches a tensor op only inside an expression (as GPT-2's math.pi)
+
+
+def test_a_float_specialized_in_the_graph_is_guarded(monkeypatch):
+    """A float specialized in the graph is a constant there: Dynamo must guard its value (our
+    guard_scalar), so a new value recompiles instead of reusing the old constant."""
+    global E
+    from mlir_sym import float_inputs
+
+    # torch 2.11's rule: the pass would specialize E, so the backend does it in the graph
+    monkeypatch.setattr(float_inputs, "_derived_floats_tensorify", lambda: False)
+    monkeypatch.setattr(backend.config, "float_inputs", "graph")
+
+    def f(x):
+        return x * math.sqrt(2.0 / E) + x * SCALE
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    x = torch.randn(5, 3)
+    try:
+        torch.testing.assert_close(cf(x), f(x))
+        assert backend.stats.floats_in_graph == 1 and backend.stats.compiles == 1
+        E = 8.0
+        torch.testing.assert_close(cf(x), f(x))  # without the guard: the old constant, 2x too large
+        assert backend.stats.compiles == 2
+    finally:
+        E = 2.0
 
 
 @pytest.mark.parametrize("max_norm", [None, 1.0])
@@ -136,13 +173,12 @@ def test_floats_read_inside_subgraphs_are_left_to_the_pass(monkeypatch):
         def forward(self, x):
             return ckpt.checkpoint(lambda y: y * self.alpha, x, use_reentrant=False)
 
-    backend.config.early_float_restart = True
     m = M()
     cm = torch.compile(m, backend="mlir_sym", dynamic=True)
     with torch.no_grad():
         x = torch.randn(4, 3)
         torch.testing.assert_close(cm(x), m(x))
-    assert backend.stats.early_restarts == 0
+    assert backend.stats.early_restarts == 0 and backend.stats.floats_in_graph == 0
 
 
 def test_no_prediction_when_tensorify_is_off(monkeypatch):
