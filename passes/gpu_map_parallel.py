@@ -300,11 +300,13 @@ class GpuMapParallel(SymPass):
         self.bump("reduction-launches")
 
     def _emit_reduction(self, m: "_Reduction", par_ivs: list, tx: ir.Value, bdim: ir.Value,
-                        init: ir.Value | None, before: ir.Operation) -> None:
+                        init: ir.Value | None, before: ir.Operation, keep: bool = False) -> ir.Value | None:
         """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
         combines every bdim-th element (`ept` loads in flight per step; with 128-bit loads when the
         innermost reduced length and the buffers allow, a runtime split), then gpu.all_reduce, then
-        thread 0 combines with the accumulator and stores. The nest's ops move into the launch."""
+        thread 0 combines with the accumulator and stores. The nest's ops move into the launch.
+        With `keep` (and the folded fill's value `init`), nothing is stored: every thread combines
+        the block's total with `init`, and that value is returned."""
         root = m.parallel if m.parallel is not None else m.fors[0]
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
@@ -349,12 +351,21 @@ class GpuMapParallel(SymPass):
             return rfor.results[0]
 
         def vector_partial() -> ir.Value:
+            U = self.ept  # vectors per thread and iteration: their loads are in flight together
             W = arith.ConstantOp(idx, plan.width).result
             start = arith.MulIOp(tx, W).result
-            rfor = scf.ForOp(start, nred, arith.MulIOp(bdim, W).result, [ident])
+            row_step = arith.MulIOp(bdim, W).result
+            rfor = scf.ForOp(start, nred, arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
             with ir.InsertionPoint(rfor.body):
-                lanes = _emit_vector_body(plan, for_ivs, m.value_ops, _delinearize(rfor.induction_variable, m.red_trips))
-                vals = [lane.get(m.value, m.value) for lane in lanes]
+                iv = rfor.induction_variable
+                vals = []
+                for u in range(U):
+                    pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, nred).result if u else None
+                    safe = arith.SelectOp(ok, pos, iv).result if u else pos
+                    lanes = _emit_vector_body(plan, for_ivs, m.value_ops, _delinearize(safe, m.red_trips))
+                    v = tree([lane.get(m.value, m.value) for lane in lanes])
+                    vals.append(arith.SelectOp(ok, v, ident).result if u else v)
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
             return rfor.results[0]
 
@@ -372,6 +383,16 @@ class GpuMapParallel(SymPass):
         with ir.InsertionPoint(before), root.location:
             total = gpu.AllReduceOp(partial, op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
                                     uniform=True).result
+        if keep:  # the total is uniform: every thread has the result, no memory round trip
+            m.store.erase()
+            m.combine.move_before(before)
+            for i, v in enumerate(m.combine.operands):
+                if v == m.value:
+                    m.combine.operands[i] = total
+            m.acc_load.results[0].replace_all_uses_with(init)
+            m.acc_load.erase()
+            return m.combine.results[0]
+        with ir.InsertionPoint(before), root.location:
             zero = arith.ConstantOp(idx, 0).result
             first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result
             ifop = scf.IfOp(first)
@@ -385,6 +406,7 @@ class GpuMapParallel(SymPass):
         if init is not None:  # the folded fill's value instead of reading it back
             m.acc_load.results[0].replace_all_uses_with(init)
             m.acc_load.erase()
+        return None
 
     # -- loops over the same rows: one block per row ------------------------------------------
     def _row_group(self, loops: list[ir.Operation], rows: list) -> bool:
@@ -410,25 +432,38 @@ class GpuMapParallel(SymPass):
             row_ivs = _delinearize(bx, rows)
             term = gpu.TerminatorOp()
         k = len(rows)
-        pending_fill = None
+        folds = _fills_to_fold(loops, reds)  # reduction index -> index of the fill that becomes its initial value
+        kept: list[ir.Value] = []  # buffers of reduction results now held in registers
         for i, (o, m) in enumerate(zip(loops, reds)):
-            if m is None and _fill_value(o, None) is not None and i + 1 < len(loops) and reds[i + 1] is not None \
-                    and _fill_value(o, reds[i + 1].store.operands[1]) is not None:
-                pending_fill = o  # becomes the next reduction's initial value
-                continue
+            if i in folds.values():
+                continue  # folded into a later reduction
+            keep = False
             if m is not None:
-                init = _fill_value(pending_fill, m.store.operands[1]) if pending_fill is not None else None
-                if pending_fill is not None:
-                    pending_fill.erase()
-                    pending_fill = None
+                m = _match_reduction(o)  # again: loads of results kept in registers are gone from it
+                fill = loops[folds[i]] if i in folds else None
+                init = _fill_value(fill, m.store.operands[1]) if fill is not None else None
+                if fill is not None:
+                    fill.erase()
                     self.bump("fills-folded")
-                self._emit_reduction(m, row_ivs, tx, bdim, init, term)
+                acc = m.store.operands[1]
+                keep = init is not None and _private_result(m, loops[i:])
+                result = self._emit_reduction(m, row_ivs, tx, bdim, init, term, keep)
                 o.erase()
+                if keep:  # the later loops read the result, not the buffer
+                    for later in loops[i + 1:]:
+                        for op_l, mem_l, _ in _accesses(later):
+                            if op_l.name == "memref.load" and mem_l == acc:
+                                op_l.results[0].replace_all_uses_with(result)
+                                op_l.erase()
+                    kept.append(_root(acc))
+                    self.bump("row-results-in-registers")
             else:
                 self._emit_row_parallel(o, row_ivs, k, tx, bdim, term)
-            if i + 1 < len(loops):
+            if i + 1 < len(loops) and not keep:  # a kept reduction wrote no memory
                 with ir.InsertionPoint(term), loc:
                     gpu.BarrierOp()
+        for buf in kept:
+            _drop_buffer(buf)
         self.bump("row-group-launches")
         self.bump("loops-in-row-groups", len(loops))
         return True
@@ -758,6 +793,117 @@ def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
                     if not (mem_l == mem_s) or not at_row(idx_s, args_a) or not at_row(idx_l, args_b):
                         return False
     return True
+
+
+def _fills_to_fold(loops: list[ir.Operation], reds: list) -> dict[int, int]:
+    """For a row group: reduction index -> index of the fill of its accumulator that becomes its
+    initial value, the fill coming before it with no loop in between touching that buffer (layer
+    norm fills both accumulators before the first reduction)."""
+    folds: dict[int, int] = {}
+    for i, o in enumerate(loops):
+        if reds[i] is not None or _fill_value(o, None) is None:
+            continue
+        target = _root(o.regions[0].blocks[0].operations[0].operation.operands[1])  # the fill's store
+        for j in range(i + 1, len(loops)):
+            if reds[j] is not None and j not in folds and _fill_value(o, reds[j].store.operands[1]) is not None:
+                folds[j] = i
+                break
+            if any(mem is not None and _root(mem) == target for _, mem, _ in _accesses(loops[j])):
+                break
+    return folds
+
+
+def _users(v: ir.Value) -> list[ir.Operation]:
+    out = []
+    for use in v.uses:
+        u = use.owner
+        out.append(u.operation if hasattr(u, "operation") else u)
+    return out
+
+
+def _views(root: ir.Value) -> list[ir.Value]:
+    """`root` and every view of it (through view ops, transitively)."""
+    out, todo = [], [root]
+    while todo:
+        v = todo.pop()
+        out.append(v)
+        todo.extend(u.results[0] for u in _users(v) if u.name in _VIEW_OPS and u.operands[0] == v)
+    return out
+
+
+def _inside(op: ir.Operation, loops: list[ir.Operation]) -> bool:
+    p = op
+    while p is not None:
+        if any(p == x for x in loops):
+            return True
+        p = p.parent
+        p = p.operation if p is not None and hasattr(p, "operation") else p
+    return False
+
+
+def _private_result(m: "_Reduction", loops: list[ir.Operation]) -> bool:
+    """Whether the result of reduction `m` (the first of `loops`, a row group's loops from it on) can
+    stay in registers: its accumulator is a buffer allocated in the function that nothing but these
+    loops accesses (sizes and deallocation aside), written by `m` alone and read through the same
+    memref (at the row: _row_group_ok)."""
+    acc = m.store.operands[1]
+    root = _root(acc)
+    alloc = defining_op(root)
+    if alloc is None or alloc.name != "memref.alloc":
+        return False
+    for v in _views(root):
+        for u in _users(v):
+            if (u.name in _VIEW_OPS and u.operands[0] == v) or u.name in ("memref.dim", "memref.dealloc"):
+                continue
+            if not _inside(u, loops):
+                return False
+            if u.name == "memref.store" and not (u == m.store):
+                return False
+            if u.name == "memref.load" and not (u.operands[0] == acc):
+                return False
+            if u.name not in ("memref.load", "memref.store"):
+                return False
+    return True
+
+
+def _drop_buffer(root: ir.Value) -> None:
+    """Erase a buffer nothing reads or writes any more: its sizes (memref.dim of it or its views) are
+    replaced by the values they equal, then its views, deallocation and allocation go."""
+    from torch_mlir.dialects import arith as _arith
+
+    views = _views(root)
+    for v in views:
+        for u in _users(v):
+            if u.name != "memref.dim":
+                continue
+            d = _const(u.operands[1])
+            val = _dim_value(v, d, u) if d is not None else None
+            if val is not None:
+                u.results[0].replace_all_uses_with(val)
+                u.erase()
+    for v in reversed(views):  # views of views first
+        users = _users(v)
+        if any(u.name != "memref.dealloc" for u in users):
+            return  # a size we could not resolve: the buffer stays (unused by the device)
+        for u in users:
+            u.erase()
+        defining_op(v).erase()
+
+
+def _dim_value(mem: ir.Value, d: int, at: ir.Operation) -> ir.Value | None:
+    """The value dimension `d` of `mem` equals (its static size, or the size operand of the
+    memref.alloc / memref.expand_shape that made it), or None."""
+    mt = ir.MemRefType(mem.type)
+    if mt.shape[d] != ir.ShapedType.get_dynamic_size():
+        with ir.InsertionPoint(at), at.location:
+            return arith.ConstantOp(ir.IndexType.get(), mt.shape[d]).result
+    op = defining_op(mem)
+    if op is not None and op.name in ("memref.alloc", "memref.expand_shape"):
+        dyn = sum(1 for k in range(d) if mt.shape[k] == ir.ShapedType.get_dynamic_size())
+        sizes = list(op.operands) if op.name == "memref.alloc" else list(op.operands)[1:]
+        if dyn < len(sizes):
+            return sizes[dyn]
+    return None
 
 
 def _clone_elements(elements: list, body_ops: list) -> None:

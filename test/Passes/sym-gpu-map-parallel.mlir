@@ -125,11 +125,22 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // output element, 32..256 threads by the row length; each thread strides over the row 4 elements at a
 // time, the block combines with gpu.all_reduce and thread 0 adds the result to out[i].
 // With 128-bit loads (the default): a runtime split between a loop of vector loads (16 bytes per
-// thread and step) and the scalar loop, both yielding the thread's partial value.
+// thread and access, 4 accesses per step, a block-width apart, their loads in flight together; the
+// later ones clamped into the row and their values masked with the identity) and the scalar loop,
+// both yielding the thread's partial value.
 // VEC-LABEL: func.func @row_sum
 // VEC:         %[[P:.*]] = scf.if %{{.*}} -> (f32) {
-// VEC:           scf.for
-// VEC:             vector.load %arg0{{.*}} : memref<?x?xf32>, vector<4xf32>
+// VEC:           %[[FIRSTV:.*]] = arith.muli %{{.*}}, %c4{{.*}} : index
+// VEC:           %[[RS:.*]] = arith.muli %{{.*}}, %c4{{.*}} : index
+// VEC:           %[[VSTEP:.*]] = arith.muli %[[RS]], %c4{{.*}} : index
+// VEC:           scf.for %[[V:.*]] = %[[FIRSTV]] to %{{.*}} step %[[VSTEP]]
+// VEC:             vector.load %arg0[%{{.*}}, %[[V]]] {{.*}} : memref<?x?xf32>, vector<4xf32>
+// VEC:             %[[V1:.*]] = arith.addi %[[V]], %{{.*}} : index
+// VEC:             %[[IN1:.*]] = arith.cmpi ult, %[[V1]]
+// VEC:             %[[S1:.*]] = arith.select %[[IN1]], %[[V1]], %[[V]] : index
+// VEC:             vector.load %arg0[%{{.*}}, %[[S1]]] {{.*}} : memref<?x?xf32>, vector<4xf32>
+// VEC:             arith.select %[[IN1]], %{{.*}}, %cst
+// VEC-COUNT-2:     vector.load %arg0
 // VEC:         } else {
 // VEC:           scf.for
 // VEC:             memref.load %arg0
@@ -444,26 +455,32 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // -----
 
 // Loops over the same rows (softmax: max, sum of exp, normalize) are one launch with a block per row:
-// the loops run in order with a barrier between them, so the later ones re-read the row from L1/L2.
-// The fills fold into the reductions' initial values; rows are recognized through views (the dim of
-// an expand_shape of an allocation of %m is %m).
+// the loops run in order, so the later ones re-read the row from L1/L2. The fills fold into the
+// reductions' initial values; rows are recognized through views (the dim of an expand_shape of an
+// allocation of %m is %m). The row max and the row sum are buffers nothing else reads: each stays in
+// registers (gpu.all_reduce gives every thread the total), so no store, no barrier, no allocation,
+// and the sizes taken from them become the sizes they were made with.
 // CHECK-LABEL: func.func @softmax_rows
 // OPT-LABEL: func.func @softmax_rows
 // VEC-LABEL: func.func @softmax_rows
-// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M:.*]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %{{.*}}, {{.*}})
+// VEC-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// VEC:         %[[M:.*]] = memref.dim %[[X]], %c0
+// VEC-NOT:     memref.alloc
+// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %{{.*}}, {{.*}})
 // VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:           gpu.all_reduce maximumf
-// VEC:           scf.if
-// VEC:             memref.store %{{.*}}, %[[MAX:.*]][%[[BX]], %c0{{.*}}]
-// VEC:           gpu.barrier
+// VEC:           %[[MAXP:.*]] = gpu.all_reduce maximumf
+// VEC:           %[[MAX:.*]] = arith.maximumf %[[MAXP]], %cst
+// VEC-NOT:       memref.store
+// VEC-NOT:       gpu.barrier
 // VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:             memref.load %[[MAX]][%[[BX]], %c0{{.*}}]
+// VEC:             arith.subf %{{.*}}, %[[MAX]]
 // VEC:             math.exp
-// VEC:           gpu.all_reduce add
-// VEC:           gpu.barrier
+// VEC:           %[[SUMP:.*]] = gpu.all_reduce add
+// VEC:           %[[SUM:.*]] = arith.addf %[[SUMP]], %cst
+// VEC-NOT:       gpu.barrier
 // VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:             arith.divf
-// VEC:             memref.store %{{.*}}, %arg1[%[[BX]],
+// VEC:             arith.divf %{{.*}}, %[[SUM]]
+// VEC:             memref.store %{{.*}}, %[[Y]][%[[BX]],
 // VEC:           gpu.terminator
 // VEC-NOT:     gpu.launch
 // VEC:         return
@@ -521,6 +538,74 @@ func.func @softmax_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
     memref.store %r, %y[%i, %j] : memref<?x?xf32>
     scf.reduce
   }
+  return %ok : i32
+}
+
+// -----
+
+// The row max is also read after the group (copied to an output): it stays a buffer, stored by thread
+// 0, with a barrier before the loops that read it; the row sum still stays in registers.
+// VEC-LABEL: func.func @softmax_rows_max_escapes
+// VEC:         %[[A:.*]] = memref.alloc
+// VEC:         gpu.launch
+// VEC:           gpu.all_reduce maximumf
+// VEC:           scf.if
+// VEC:             memref.store %{{.*}}, %[[A]]
+// VEC:           gpu.barrier
+// VEC:           gpu.all_reduce add
+// VEC-NOT:       gpu.barrier
+// VEC:           gpu.terminator
+// VEC:         memref.copy %[[A]], %arg2
+func.func @softmax_rows_max_escapes(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %z: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %a = memref.alloc(%m) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %ninf, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %a[%i] : memref<?xf32>
+      %r = arith.maximumf %v, %acc : f32
+      memref.store %r, %a[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  %s = memref.alloc(%m) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %mm = memref.load %a[%i] : memref<?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %d = arith.subf %v, %mm : f32
+      %e = math.exp %d : f32
+      %r = arith.addf %e, %acc : f32
+      memref.store %r, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %mm = memref.load %a[%i] : memref<?xf32>
+    %ss = memref.load %s[%i] : memref<?xf32>
+    %d = arith.subf %v, %mm : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %ss : f32
+    memref.store %r, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  memref.copy %a, %z : memref<?xf32> to memref<?xf32>
   return %ok : i32
 }
 
