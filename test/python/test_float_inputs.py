@@ -136,7 +136,9 @@ def test_older_tensorify_counts_only_floats_a_tensor_op_takes_itself(monkeypatch
     from mlir_sym import float_inputs
     from mlir_sym.artifact_cache import shape_env_of
 
-    assert float_inputs._derived_floats_tensorify() is True  # this torch (2.13)
+    version = tuple(int(v) for v in torch.__version__.split(".")[:2])
+    if version >= (2, 13) or version <= (2, 11):  # this machine's torch, the H100's
+        assert float_inputs._derived_floats_tensorify() is (version >= (2, 13))
     seen = []
 
     def be(gm, example_inputs, **kw):
