@@ -119,15 +119,22 @@ class GpuMapParallel(SymPass):
     """Turn top-level scf.parallel loops (and other device work) of compute functions into gpu.launch."""
 
     name = "sym-gpu-map-parallel"
-    options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int}
+    options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
+               "reduction-vectors": int, "max-reduction-block": int}
     block_size = 256
     elements_per_thread = 4
+    reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
+    max_reduction_block = 256  # threads of a block reduction: 32 up to this, by the row length
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
         self.ept = max(1, getattr(self, "elements-per-thread", self.elements_per_thread))
         self.vectorize = bool(getattr(self, "vectorize", 1))
         self.fuse_rows = bool(getattr(self, "fuse-rows", 1))
+        self.red_vectors = max(1, getattr(self, "reduction-vectors", self.reduction_vectors))
+        self.max_red_block = getattr(self, "max-reduction-block", self.max_reduction_block)
+        if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
+            raise located_error(op, f"max-reduction-block must be a power of two in 32..1024, not {self.max_red_block}")
         for fn in list(op.regions[0].blocks[0].operations):
             if fn.operation.name != "func.func" or sym.GUARD_FN_ATTR in fn.operation.attributes:
                 continue
@@ -289,7 +296,7 @@ class GpuMapParallel(SymPass):
             nout = c1
             for t in m.par_trips:
                 nout = t if nout is c1 else arith.MulIOp(nout, t).result
-            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(m), c1, c1))
+            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(m, self.max_red_block), c1, c1))
             body = launch.regions[0].blocks[0]
         bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
         with ir.InsertionPoint(body), root.location:
@@ -351,7 +358,7 @@ class GpuMapParallel(SymPass):
             return rfor.results[0]
 
         def vector_partial() -> ir.Value:
-            U = self.ept  # vectors per thread and iteration: their loads are in flight together
+            U = self.red_vectors  # vectors per thread and iteration: their loads are in flight together
             W = arith.ConstantOp(idx, plan.width).result
             start = arith.MulIOp(tx, W).result
             row_step = arith.MulIOp(bdim, W).result
@@ -425,7 +432,7 @@ class GpuMapParallel(SymPass):
             for t in rows[1:]:
                 nrows = arith.MulIOp(nrows, t).result
             m0 = next(m for m in reds if m is not None)
-            launch = gpu.LaunchOp((nrows, c1, c1), (_reduction_block_size(m0), c1, c1))
+            launch = gpu.LaunchOp((nrows, c1, c1), (_reduction_block_size(m0, self.max_red_block), c1, c1))
             body = launch.regions[0].blocks[0]
         bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
         with ir.InsertionPoint(body), first.location:
@@ -648,14 +655,16 @@ def _delinearize(lin: ir.Value, trips: list) -> list:
     return ivs
 
 
-def _reduction_block_size(m: "_Reduction") -> ir.Value:
-    """Threads per block for a reduction: 32..256 by the reduction length (a warp for short rows)."""
+def _reduction_block_size(m: "_Reduction", largest: int = 256) -> ir.Value:
+    """Threads per block for a reduction: 32..`largest` by the reduction length (a warp for short rows)."""
     idx = ir.IndexType.get()
     nred = m.red_trips[0]
     for t in m.red_trips[1:]:
         nred = arith.MulIOp(nred, t).result
     block = arith.ConstantOp(idx, 32).result
-    for width in (64, 128, 256):
+    for width in (64, 128, 256, 512, 1024):
+        if width > largest:
+            break
         w = arith.ConstantOp(idx, width).result
         ge = arith.CmpIOp(arith.CmpIPredicate.uge, nred, w).result
         block = arith.SelectOp(ge, w, block).result

@@ -150,10 +150,13 @@ class GpuCode:
                        d["assert_msgs"], program, [], d["ptx_parts"])
 
 
-def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
+def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
+                    cubin_arch: str | None = None) -> GpuCode:
     """Lower one variant down to PTX and the host program (everything but loading it on a device).
     The result is cached on disk by a hash of the imported module, the variant and the compiler
-    (code_cache.py): a second process compiling the same graph skips lowering and PTX."""
+    (code_cache.py): a second process compiling the same graph skips lowering and PTX. With
+    `cubin_arch` ("sm_90"), each PTX module is also assembled (ptxas, into its disk cache) as soon as
+    it is made, beside the other modules' PTX, so that loading finds the cubins made."""
     with timing.phase("code-cache-key"):
         key = code_cache.key(ig.module.operation.get_asm(enable_debug_info=True), name, sorted(spec.items()),
                              PIPELINES[PIPELINE], PIPELINES["guards-to-llvm"], ptx_codegen.DEFAULT_ARCH)
@@ -166,12 +169,13 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
         stats.lower_s += time.perf_counter() - t0
         stats.extra["code_cache_hits"] = stats.extra.get("code_cache_hits", 0) + 1
         return code
-    code = _codegen_variant(ig, name, spec, stats)
+    code = _codegen_variant(ig, name, spec, stats, cubin_arch)
     code_cache.store(key, code.to_json())
     return code
 
 
-def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> GpuCode:
+def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
+                     cubin_arch: str | None = None) -> GpuCode:
     ctx = ig.context
     label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
@@ -184,13 +188,19 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
         except LoweringError as e:
             raise UnsupportedOpError(f"cannot lower graph {name} for the GPU: {e}") from None
         assert_msgs = _assert_msgs(compute_mod, name)
-        with timing.phase("host+llvm-ir"):
-            program, llvm_ir = lower_compute(compute_mod, name)
-        # PTX is made in worker processes (or by llvmlite, which releases the GIL): the guard
-        # function is lowered meanwhile
+        with timing.phase("llvm-ir"):
+            llvm_ir = kernels_llvm_ir(compute_mod)
+        # PTX is made in worker processes (or by llvmlite, which releases the GIL): the host program
+        # is generated and the guard function lowered meanwhile
         t2 = time.perf_counter()
         with ThreadPoolExecutor(1) as pool:
-            ptx_future = pool.submit(ptx_codegen.compile_ptx_parts, llvm_ir) if llvm_ir else None
+            def assemble(ptx: str) -> None:  # this module's cubin, while the others' PTX is made
+                cubin.assemble([ptx], cubin_arch, workers=1)
+
+            ptx_future = pool.submit(ptx_codegen.compile_ptx_parts, llvm_ir,
+                                     then=assemble if cubin_arch else None) if llvm_ir else None
+            with timing.phase("host-program"):
+                program = host_program(compute_mod, name)
             with timing.phase("guards-to-llvm"):
                 run_named("guards-to-llvm", guards_mod, ctx)
             checks = lowered_check_table(guards_mod)  # ids after the guard passes erased/reordered
@@ -209,7 +219,8 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
                      device: torch.device, cpu_inputs: Sequence[int] = ()) -> Variant:
-    code = codegen_variant(ig, name, spec, stats)
+    major, minor = torch.cuda.get_device_capability(device)
+    code = codegen_variant(ig, name, spec, stats, cubin_arch=f"sm_{major}{minor}")
     t2 = time.perf_counter()
     variant = load_variant(code, len(ig.sources), ig.context, device, cpu_inputs, name)
     stats.jit_s += time.perf_counter() - t2
@@ -267,12 +278,19 @@ def lower_compute(compute_mod: ir.Module, name: str):
     """After sym-lower-to-nvvm: the host program of function `name` and the kernels' LLVM IR (one text
     per gpu.module, each kernel once: sym-gpu-dedup-kernels merged the identical ones; empty when the
     graph needs no kernel)."""
+    return host_program(compute_mod, name), kernels_llvm_ir(compute_mod)
+
+
+def host_program(compute_mod: ir.Module, name: str) -> HostProgram:
     try:
-        program = HostCodegen(_func(compute_mod, name)).build("host")
+        return HostCodegen(_func(compute_mod, name)).build("host")
     except HostCodegenError as e:
         raise UnsupportedOpError(f"graph {name}: {e}") from None
+
+
+def kernels_llvm_ir(compute_mod: ir.Module) -> list[str]:
     mods = gpu_modules(compute_mod)
-    return program, ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
+    return ptx_codegen.gpu_module_to_llvm_ir(mods) if mods else []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -75,6 +75,13 @@ PIPELINES: dict[str, str] = {
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
 }
+# Tuning the GPU mapping without editing the pipeline: MLIR_SYM_GPU_MAP_OPTIONS="reduction-vectors=2
+# max-reduction-block=128" passes options to sym-gpu-map-parallel (they enter the code cache's key
+# with the pipeline text). For experiments; benchmarks/bench_gpu_variants.py compares settings.
+_MAP_OPTIONS = os.environ.get("MLIR_SYM_GPU_MAP_OPTIONS", "").strip()
+if _MAP_OPTIONS:
+    PIPELINES["sym-lower-to-nvvm"] = PIPELINES["sym-lower-to-nvvm"].replace(
+        " sym-gpu-map-parallel,", f" sym-gpu-map-parallel{{{_MAP_OPTIONS}}},")
 # The GPU mapping executed on the CPU (sym-gpu-emulate-launches; MLIR_SYM_EMULATE_GPU=1 for CPU
 # artifacts): sym-lower-to-nvvm up to sym-gpu-map-parallel, matmuls mapped like any loop nest (no
 # library calls), then the launches as loops and the CPU lowering. A test of the kernels' index math.

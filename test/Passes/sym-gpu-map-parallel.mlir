@@ -2,6 +2,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel | filecheck %s --check-prefix=VEC
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='fuse-rows=0' | filecheck %s --check-prefix=ROWS0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='block-size=128 elements-per-thread=1 vectorize=0' | filecheck %s --check-prefix=OPT
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='reduction-vectors=2 max-reduction-block=128' | filecheck %s --check-prefix=RED2
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -145,6 +146,18 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // VEC:           scf.for
 // VEC:             memref.load %arg0
 // VEC:         gpu.all_reduce add %[[P]] uniform
+// Options: at most 128 threads per reduction block, 2 vector loads per step.
+// RED2-LABEL: func.func @row_sum
+// RED2:         %[[B:.*]] = arith.select %{{.*}}, %c128, %{{.*}} : index
+// RED2-NOT:     %c256
+// RED2:         gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[B]],
+// RED2:           arith.muli %{{.*}}, %c4{{.*}} : index
+// RED2:           %[[RS:.*]] = arith.muli %{{.*}}, %c4{{.*}} : index
+// RED2:           %[[VSTEP:.*]] = arith.muli %[[RS]], %c2{{.*}} : index
+// RED2:           scf.for %{{.*}} step %[[VSTEP]]
+// RED2-COUNT-2:     vector.load %arg0
+// RED2-NOT:         vector.load
+// RED2:             scf.yield
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1

@@ -188,6 +188,14 @@ def test_ptx_parts_compile_in_worker_processes(tmp_path, monkeypatch):
     assert entries[0].isdisjoint(entries[1]) and entries[0] | entries[1] == set(program.kernels)
     assert len(list((tmp_path / "ptx").glob("*.ptx"))) == 2
     assert ptx.compile_ptx_parts(llvm_ir, workers=2) == parts  # from the cache
+    # `then` (the GPU runtime's ptxas) gets each module as it is made, made or cached, in worker
+    # threads; single-group compiles too
+    seen: list = []
+    assert ptx.compile_ptx_parts(llvm_ir, workers=2, then=seen.append) == parts
+    assert sorted(seen) == sorted(parts)
+    seen.clear()
+    one = ptx.compile_ptx_parts(llvm_ir, workers=1, then=seen.append)
+    assert seen == one and len(one) == 1
 
 
 @needs_nvptx

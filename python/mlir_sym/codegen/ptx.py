@@ -22,7 +22,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from torch_mlir import ir
 
@@ -242,20 +242,30 @@ def split_groups(texts: Sequence[str], workers: int) -> list[list[str]]:
 
 
 def compile_ptx_parts(llvm_ir: Sequence[str], *, arch: str = DEFAULT_ARCH, features: str = DEFAULT_FEATURES,
-                      opt: int = 3, use_cache: bool = True, workers: int | None = None) -> list[str]:
+                      opt: int = 3, use_cache: bool = True, workers: int | None = None,
+                      then: Callable[[str], object] | None = None) -> list[str]:
     """PTX modules for the kernels `llvm_ir` (one LLVM IR text each), compiled in groups side by side
-    in worker processes (ptx_worker.py); each group is one PTX module, cached on its own."""
+    in worker processes (ptx_worker.py); each group is one PTX module, cached on its own. `then` runs
+    on each module as soon as it is made, in the same thread (the GPU runtime assembles its cubin:
+    one module's ptxas overlaps the others' PTX)."""
     groups = split_groups(list(llvm_ir), compile_workers() if workers is None else workers)
     if len(groups) == 1:
-        return [compile_ptx(groups[0], arch=arch, features=features, opt=opt, use_cache=use_cache)]
+        ptx = compile_ptx(groups[0], arch=arch, features=features, opt=opt, use_cache=use_cache)
+        if then is not None:
+            then(ptx)
+        return [ptx]
     jobs = [_Job(g, arch, features, opt) for g in groups]
-    misses = [j for j in jobs if not (use_cache and j.load())]
-    if misses:
-        with ThreadPoolExecutor(len(misses)) as pool:  # each thread waits on its worker process
-            for j, ptx in zip(misses, pool.map(_run_worker, misses)):
-                j.ptx = ptx
-                if use_cache:
-                    j.store()
+
+    def run(j: _Job) -> None:
+        if not (use_cache and j.load()):
+            j.ptx = _run_worker(j)
+            if use_cache:
+                j.store()
+        if then is not None:
+            then(j.ptx)
+
+    with ThreadPoolExecutor(len(jobs)) as pool:  # each thread waits on its worker process
+        list(pool.map(run, jobs))
     return [j.ptx for j in jobs]
 
 
