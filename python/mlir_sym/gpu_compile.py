@@ -177,6 +177,7 @@ def codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: C
 def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats,
                      cubin_arch: str | None = None) -> GpuCode:
     ctx = ig.context
+    ptx_codegen.prestart()  # PTX workers start (llvmlite, libdevice) while the kernels are lowered
     label, guards_mod, compute_mod = variant_modules(ig, spec)
     t1 = time.perf_counter()
     with ctx:

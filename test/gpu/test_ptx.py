@@ -199,6 +199,24 @@ def test_ptx_parts_compile_in_worker_processes(tmp_path, monkeypatch):
 
 
 @needs_nvptx
+def test_workers_started_ahead_compile_the_same_ptx(tmp_path, monkeypatch):
+    """Workers started before the kernels exist (ptx.prestart: LLVM initialized, libdevice parsed
+    while they wait) take the next jobs and give the PTX a fresh worker gives; unused ones exit."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ptx, "MIN_KERNELS_PER_WORKER", 1)
+    _, llvm_ir = _lower(open(LIT_INPUT).read())
+    ptx.prestart(3)
+    started = list(ptx._started)
+    assert len(started) == 3
+    parts = ptx.compile_ptx_parts(llvm_ir, workers=2, use_cache=False)
+    assert len(ptx._started) == 1  # two taken
+    assert parts == [ptx.compile_ptx(g, use_cache=False) for g in ptx.split_groups(llvm_ir, 2)]
+    left = ptx._started.pop()
+    left.stdin.close()  # as when this process exits: the worker leaves quietly
+    assert left.wait(timeout=60) == 0
+
+
+@needs_nvptx
 def test_a_worker_failure_is_a_ptx_error(monkeypatch):
     monkeypatch.setattr(ptx, "MIN_KERNELS_PER_WORKER", 1)
     with pytest.raises(ptx.PTXError, match="invalid LLVM IR"):

@@ -14,11 +14,13 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import logging
 import os
 import re
 import struct
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +30,8 @@ from torch_mlir import ir
 
 from mlir_sym.codegen import code_cache
 from mlir_sym.codegen.ptx_worker import TRIPLE, PTXError, _init_llvm, compile_llvm  # noqa: F401 - PTXError is raised here too
+
+log = logging.getLogger("mlir_sym.codegen")
 
 DEFAULT_ARCH = "sm_90"
 DEFAULT_FEATURES = "+ptx80"
@@ -288,18 +292,46 @@ class _Job:
         _write(self.path, self.ptx)
 
 
+_WORKER = Path(__file__).with_name("ptx_worker.py")
+_started: list[subprocess.Popen] = []  # workers started ahead (prestart), each waiting for one request
+_started_lock = threading.Lock()
+
+
+def _spawn(warm: bool) -> subprocess.Popen:
+    args = [sys.executable, str(_WORKER)] + (["--warm", find_libdevice() or ""] if warm else [])
+    return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def prestart(n: int | None = None) -> None:
+    """Start worker processes now (up to `n`, default `compile_workers()`), so that their start,
+    llvmlite's initialization and libdevice's parsing overlap the lowering of the kernels they will
+    compile. Workers left unused wait for the next compile (and exit with this process)."""
+    n = compile_workers() if n is None else n
+    if n <= 1:
+        return
+    with _started_lock:
+        _started[:] = [p for p in _started if p.poll() is None]
+        try:
+            while len(_started) < n:
+                _started.append(_spawn(warm=True))
+        except OSError as e:
+            log.debug("cannot start PTX workers ahead: %s", e)
+
+
 def _run_worker(job: _Job) -> str:
     req = json.dumps({"texts": job.texts, "arch": job.arch, "features": job.features, "opt": job.opt,
                       "libdevice": job.libdevice})
-    worker = Path(__file__).with_name("ptx_worker.py")
+    with _started_lock:
+        p = _started.pop() if _started else None
     try:
-        p = subprocess.run([sys.executable, str(worker)], input=req, capture_output=True, text=True, timeout=600)
+        p = p or _spawn(warm=False)
+        out, err = p.communicate(req, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise PTXError(f"the PTX worker process failed: {e}") from None
     try:
-        reply = json.loads(p.stdout)
+        reply = json.loads(out)
     except ValueError:
-        raise PTXError(f"the PTX worker process failed (exit {p.returncode}): {p.stderr.strip()[-2000:]}") from None
+        raise PTXError(f"the PTX worker process failed (exit {p.returncode}): {err.strip()[-2000:]}") from None
     if "error" in reply:
         raise PTXError(reply["error"])
     return reply["ptx"]

@@ -5,7 +5,9 @@ side; `ptx.compile_ptx` splits a graph's kernels into groups and runs this file 
 process per group (`MLIR_SYM_COMPILE_WORKERS`). It imports nothing but the standard library and
 llvmlite, so a worker starts in a fraction of a second. Protocol: a JSON request on stdin
 (`{"texts", "arch", "features", "opt", "libdevice"}`), a JSON reply on stdout (`{"ptx"}` or
-`{"error"}`).
+`{"error"}`). With `--warm LIBDEVICE` (or `--warm ""`), the worker first initializes LLVM and parses
+that libdevice, then waits for its request: `ptx.prestart` starts workers so while the kernels are
+still being lowered; a worker whose stdin closes without a request exits quietly.
 """
 from __future__ import annotations
 
@@ -45,6 +47,17 @@ def _init_llvm():
     return llvm
 
 
+_preparsed: dict = {}  # libdevice path -> its module, parsed while the worker waited (used once)
+
+
+def warm(libdevice: str | None) -> None:
+    """Initialize LLVM and the NVPTX target, and parse `libdevice` ahead of the request."""
+    llvm = _init_llvm()
+    llvm.Target.from_triple(TRIPLE)
+    if libdevice:
+        _preparsed[libdevice] = llvm.parse_bitcode(_libdevice_bitcode(libdevice))
+
+
 def compile_llvm(texts: list[str], arch: str, features: str, opt: int, libdevice: str | None) -> str:
     """PTX for LLVM IR modules `texts` linked into one (libdevice linked in when given)."""
     llvm = _init_llvm()
@@ -69,7 +82,7 @@ def compile_llvm(texts: list[str], arch: str, features: str, opt: int, libdevice
         raise PTXError("no LLVM IR to compile")
     kernels = {f.name for f in mod.functions if not f.is_declaration}
     if libdevice is not None:
-        lib = llvm.parse_bitcode(_libdevice_bitcode(libdevice))
+        lib = _preparsed.pop(libdevice, None) or llvm.parse_bitcode(_libdevice_bitcode(libdevice))
         lib.triple = TRIPLE
         lib.data_layout = mod.data_layout
         mod.link_in(lib)
@@ -90,7 +103,15 @@ def compile_llvm(texts: list[str], arch: str, features: str, opt: int, libdevice
 
 
 def main() -> int:
-    req = json.load(sys.stdin)
+    if len(sys.argv) == 3 and sys.argv[1] == "--warm":
+        try:
+            warm(sys.argv[2] or None)
+        except Exception:  # noqa: BLE001 - the request compiles without the head start
+            pass
+    text = sys.stdin.read()
+    if not text.strip():
+        return 0  # started ahead, never used
+    req = json.loads(text)
     try:
         reply = {"ptx": compile_llvm(req["texts"], req["arch"], req["features"], req["opt"], req["libdevice"])}
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises PTXError
