@@ -204,6 +204,7 @@ def test_workers_started_ahead_compile_the_same_ptx(tmp_path, monkeypatch):
     while they wait) take the next jobs and give the PTX a fresh worker gives; unused ones exit."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ptx, "MIN_KERNELS_PER_WORKER", 1)
+    monkeypatch.setattr(ptx, "_started", [])  # not the ones earlier compiles in this process started
     _, llvm_ir = _lower(open(LIT_INPUT).read())
     ptx.prestart(3)
     started = list(ptx._started)
