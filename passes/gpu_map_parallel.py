@@ -120,7 +120,7 @@ class GpuMapParallel(SymPass):
 
     name = "sym-gpu-map-parallel"
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
-               "reduction-vectors": int, "max-reduction-block": int}
+               "reduction-vectors": int, "max-reduction-block": int, "split-full": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -133,6 +133,7 @@ class GpuMapParallel(SymPass):
         self.fuse_rows = bool(getattr(self, "fuse-rows", 1))
         self.red_vectors = max(1, getattr(self, "reduction-vectors", self.reduction_vectors))
         self.max_red_block = getattr(self, "max-reduction-block", self.max_reduction_block)
+        self.split_full = bool(getattr(self, "split-full", 1))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
             raise located_error(op, f"max-reduction-block must be a power of two in 32..1024, not {self.max_red_block}")
         for fn in list(op.regions[0].blocks[0].operations):
@@ -147,6 +148,7 @@ class GpuMapParallel(SymPass):
                 self._map_block(block, bs)
 
     def _map_block(self, block: ir.Block, bs: int) -> None:
+        self._fill_inits: list = []  # (reduction to one value, its folded start value)
         run: list[ir.Operation] = []
         device_values: list[ir.Value] = []  # scalars computed on the device (results of device ops)
         group: list[ir.Operation] = []  # loops over the same rows, not mapped yet (see _row_group)
@@ -165,6 +167,12 @@ class GpuMapParallel(SymPass):
         for child in list(block.operations):
             o = child.operation
             if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
+                m = _match_reduction(o)
+                if m is not None and m.parallel is None and run and _scalar_fill_of(run[-1], m):
+                    fill = run.pop()  # `acc[] = c` right before a reduction to one value: its start
+                    self._fill_inits.append((o, fill.operands[0]))
+                    fill.erase()
+                    self.bump("fills-folded")
                 self._serial(run)
                 run = []
                 if group and _joins_rows(o, rows):
@@ -290,6 +298,14 @@ class GpuMapParallel(SymPass):
 
     # -- reduction: one block per output element ---------------------------------------------
     def _reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None = None) -> None:
+        for k, (op, value) in enumerate(self._fill_inits):
+            if op == root:  # entries leave when used: the roots of those before are erased
+                init = value
+                del self._fill_inits[k]
+                break
+        if m.parallel is None and self.split_full:
+            self._split_reduction(root, m, init)
+            return
         idx = ir.IndexType.get()
         with ir.InsertionPoint(root), root.location:
             c1 = arith.ConstantOp(idx, 1).result
@@ -306,14 +322,77 @@ class GpuMapParallel(SymPass):
         root.erase()
         self.bump("reduction-launches")
 
+    def _split_reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None) -> None:
+        """A reduction to one value (`x.sum()`) in two launches instead of one block: `g` blocks
+        (one per SPLIT_CHUNK elements, at most SPLIT_BLOCKS) each reduce a chunk of the linearized
+        iteration space (a multiple of 16 elements, so the 128-bit path stays aligned) into a buffer
+        of partials; then one block reduces the partials and combines them with the accumulator."""
+        from torch_mlir.dialects import memref
+
+        idx = ir.IndexType.get()
+        T = m.combine.results[0].type
+        with ir.InsertionPoint(root), root.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            c16 = arith.ConstantOp(idx, 16).result
+            nred = m.red_trips[0]
+            for t in m.red_trips[1:]:
+                nred = arith.MulIOp(nred, t).result
+            g = arith.MinUIOp(arith.CeilDivUIOp(nred, arith.ConstantOp(idx, SPLIT_CHUNK).result).result,
+                              arith.ConstantOp(idx, SPLIT_BLOCKS).result).result
+            chunk = arith.CeilDivUIOp(nred, arith.MaxUIOp(g, c1).result).result
+            chunk = arith.MulIOp(arith.CeilDivUIOp(chunk, c16).result, c16).result
+            partials = memref.AllocOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], T), [g], []).result
+            first = gpu.LaunchOp((g, c1, c1), (_reduction_block_size(m, self.max_red_block), c1, c1))
+            body = first.regions[0].blocks[0]
+        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), root.location:
+            lo = arith.MulIOp(bx, chunk).result
+            hi = arith.MinUIOp(arith.AddIOp(lo, chunk).result, nred).result
+            term = gpu.TerminatorOp()
+        self._emit_reduction(m, [], tx, bdim, None, term, span=(lo, hi), partial_to=(partials, bx))
+        # the partials: one block, then the accumulator as a one-block reduction does
+        with ir.InsertionPoint(root), root.location:
+            second = gpu.LaunchOp((c1, c1, c1), (arith.ConstantOp(idx, 256).result, c1, c1))
+            body = second.regions[0].blocks[0]
+        tx, bdim = body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), root.location:
+            ident = arith.ConstantOp(T, m.identity).result
+            attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
+            loop = scf.ForOp(tx, g, bdim, [ident])
+            with ir.InsertionPoint(loop.body):
+                v = memref.LoadOp(partials, [loop.induction_variable]).result
+                acc = ir.Operation.create(m.combine.name, results=[T], operands=[loop.inner_iter_args[0], v],
+                                          attributes=attrs).results[0]
+                scf.YieldOp([acc])
+            total = gpu.AllReduceOp(loop.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
+                                    uniform=True).result
+            zero = arith.ConstantOp(idx, 0).result
+            ifop = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result)
+            gpu.TerminatorOp()
+        with ir.InsertionPoint(ifop.then_block), root.location:
+            y = scf.YieldOp([])
+        for o in m.index_ops + [m.acc_load, m.combine, m.store]:
+            o.move_before(y.operation)
+        for i, v in enumerate(m.combine.operands):
+            if v == m.value:
+                m.combine.operands[i] = total
+        if init is not None:
+            m.acc_load.results[0].replace_all_uses_with(init)
+            m.acc_load.erase()
+        root.erase()
+        self.bump("split-reductions")
+
     def _emit_reduction(self, m: "_Reduction", par_ivs: list, tx: ir.Value, bdim: ir.Value,
-                        init: ir.Value | None, before: ir.Operation, keep: bool = False) -> ir.Value | None:
+                        init: ir.Value | None, before: ir.Operation, keep: bool = False,
+                        span: tuple | None = None, partial_to: tuple | None = None) -> ir.Value | None:
         """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
         combines every bdim-th element (`ept` loads in flight per step; with 128-bit loads when the
         innermost reduced length and the buffers allow, a runtime split), then gpu.all_reduce, then
         thread 0 combines with the accumulator and stores. The nest's ops move into the launch.
         With `keep` (and the folded fill's value `init`), nothing is stored: every thread combines
-        the block's total with `init`, and that value is returned."""
+        the block's total with `init`, and that value is returned. With `span` (lo, hi) only the
+        linearized elements lo..hi-1 are reduced; with `partial_to` (buffer, index) thread 0 stores
+        the block's total there and the nest's own ops are left alone."""
         root = m.parallel if m.parallel is not None else m.fors[0]
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
@@ -328,6 +407,7 @@ class GpuMapParallel(SymPass):
             for t in m.red_trips[1:]:
                 nred = arith.MulIOp(nred, t).result
             ident = arith.ConstantOp(T, m.identity).result
+            lo, end = span if span is not None else (None, nred)  # the elements lo..end-1
         attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
 
         def comb(a, b):
@@ -341,13 +421,13 @@ class GpuMapParallel(SymPass):
         def scalar_partial() -> ir.Value:
             U = self.ept  # elements per thread and iteration: their loads are in flight together
             stride = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
-            rfor = scf.ForOp(tx, nred, stride, [ident])
+            rfor = scf.ForOp(tx if lo is None else arith.AddIOp(lo, tx).result, end, stride, [ident])
             with ir.InsertionPoint(rfor.body):
                 iv = rfor.induction_variable
                 vals = []
                 for u in range(U):
                     lin = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(bdim, arith.ConstantOp(idx, u).result).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, nred).result if u else None
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, end).result if u else None
                     safe = arith.SelectOp(ok, lin, iv).result if u else lin
                     mapping = dict(zip(for_ivs, _delinearize(safe, m.red_trips)))
                     for o in m.value_ops:
@@ -361,14 +441,16 @@ class GpuMapParallel(SymPass):
             U = self.red_vectors  # vectors per thread and iteration: their loads are in flight together
             W = arith.ConstantOp(idx, plan.width).result
             start = arith.MulIOp(tx, W).result
+            if lo is not None:  # a multiple of 16 elements: vectors stay aligned
+                start = arith.AddIOp(lo, start).result
             row_step = arith.MulIOp(bdim, W).result
-            rfor = scf.ForOp(start, nred, arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
+            rfor = scf.ForOp(start, end, arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
             with ir.InsertionPoint(rfor.body):
                 iv = rfor.induction_variable
                 vals = []
                 for u in range(U):
                     pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, nred).result if u else None
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, end).result if u else None
                     safe = arith.SelectOp(ok, pos, iv).result if u else pos
                     lanes = _emit_vector_body(plan, for_ivs, m.value_ops, _delinearize(safe, m.red_trips))
                     v = tree([lane.get(m.value, m.value) for lane in lanes])
@@ -390,6 +472,16 @@ class GpuMapParallel(SymPass):
         with ir.InsertionPoint(before), root.location:
             total = gpu.AllReduceOp(partial, op=ir.Attribute.parse(f"#gpu<all_reduce_op {m.kind}>"),
                                     uniform=True).result
+        if partial_to is not None:
+            from torch_mlir.dialects import memref
+
+            with ir.InsertionPoint(before), root.location:
+                zero = arith.ConstantOp(idx, 0).result
+                ifop = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result)
+            with ir.InsertionPoint(ifop.then_block), root.location:
+                memref.StoreOp(total, partial_to[0], [partial_to[1]])
+                scf.YieldOp([])
+            return None
         if keep:  # the total is uniform: every thread has the result, no memory round trip
             m.store.erase()
             m.combine.move_before(before)
@@ -640,6 +732,11 @@ class GpuMapParallel(SymPass):
 
 
 
+# A reduction to one value is split over blocks of at least SPLIT_CHUNK elements, at most SPLIT_BLOCKS.
+SPLIT_CHUNK = 8192
+SPLIT_BLOCKS = 1024
+
+
 # -- helpers: sizes, rows --------------------------------------------------------------------------
 
 def _delinearize(lin: ir.Value, trips: list) -> list:
@@ -802,6 +899,16 @@ def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
                     if not (mem_l == mem_s) or not at_row(idx_s, args_a) or not at_row(idx_l, args_b):
                         return False
     return True
+
+
+def _scalar_fill_of(o: ir.Operation, m: "_Reduction") -> bool:
+    """Whether `o` stores a value from outside any device work into reduction `m`'s accumulator, a
+    buffer of one element (`memref.store %c, %acc[]`, or at constant indices equal to the store's)."""
+    if o.name != "memref.store" or not (o.operands[1] == m.store.operands[1]):
+        return False
+    if list(o.operands)[2:] != list(m.store.operands)[2:] or any(_const(v) is None for v in list(o.operands)[2:]):
+        return False
+    return defining_op(o.operands[0]) is None or defining_op(o.operands[0]).name == "arith.constant"
 
 
 def _fills_to_fold(loops: list[ir.Operation], reds: list) -> dict[int, int]:

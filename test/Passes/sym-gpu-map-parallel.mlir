@@ -3,6 +3,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='fuse-rows=0' | filecheck %s --check-prefix=ROWS0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='block-size=128 elements-per-thread=1 vectorize=0' | filecheck %s --check-prefix=OPT
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='reduction-vectors=2 max-reduction-block=128' | filecheck %s --check-prefix=RED2
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='split-full=0' | filecheck %s --check-prefix=SPLIT0
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -682,4 +683,58 @@ func.func @count_read_back(%count: memref<1xi64>, %out: memref<1xi64>) -> i32 {
   %p = arith.cmpi sgt, %n, %z : i64
   %s = arith.select %p, %ok, %bad : i32
   return %s : i32
+}
+
+// -----
+
+// A reduction to one value: g = min(ceil(n / 8192), 1024) blocks each reduce a chunk (a multiple of
+// 16 elements) of the linearized iteration space into a buffer of partials, then one block reduces
+// the partials and adds them to the accumulator, whose fill (`acc[] = 0`) is folded into that last
+// step instead of a launch of its own. With split-full=0: one block does it all.
+// VEC-LABEL: func.func @full_sum
+// VEC:         %[[N:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// VEC:         %[[G0:.*]] = arith.ceildivui %[[N]], %c8192
+// VEC:         %[[G:.*]] = arith.minui %[[G0]], %c1024
+// VEC:         %[[CH0:.*]] = arith.ceildivui %[[N]],
+// VEC:         %[[CH1:.*]] = arith.ceildivui %[[CH0]], %c16
+// VEC:         %[[CHUNK:.*]] = arith.muli %[[CH1]], %c16
+// VEC:         %[[P:.*]] = memref.alloc(%[[G]]) : memref<?xf32>
+// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[G]],
+// VEC:           %[[LO:.*]] = arith.muli %[[BX]], %[[CHUNK]]
+// VEC:           %[[END:.*]] = arith.addi %[[LO]], %[[CHUNK]]
+// VEC:           %[[HI:.*]] = arith.minui %[[END]], %[[N]]
+// VEC:           scf.for %{{.*}} = %{{.*}} to %[[HI]]
+// VEC:           %[[T:.*]] = gpu.all_reduce add
+// VEC:           memref.store %[[T]], %[[P]][%[[BX]]]
+// VEC:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BD:.*]] = %c256
+// VEC:           scf.for %[[I:.*]] = %[[TX]] to %[[G]] step %[[BD]]
+// VEC:             memref.load %[[P]][%[[I]]]
+// VEC:           %[[TOTAL:.*]] = gpu.all_reduce add
+// VEC:           scf.if
+// VEC-NOT:         memref.load %arg1
+// VEC:             %[[R:.*]] = arith.addf %[[TOTAL]], %cst
+// VEC:             memref.store %[[R]], %arg1[]
+// VEC-NOT:     gpu.launch
+// VEC:         return
+// SPLIT0-LABEL: func.func @full_sum
+// SPLIT0-COUNT-1: gpu.launch
+// SPLIT0-NOT:   gpu.launch
+// SPLIT0:       return
+func.func @full_sum(%x: memref<?x?xf32>, %s: memref<f32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  memref.store %zero, %s[] : memref<f32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %s[] : memref<f32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[] : memref<f32>
+    }
+  }
+  return %ok : i32
 }

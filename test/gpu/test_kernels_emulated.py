@@ -158,6 +158,30 @@ def test_emulated_kernel_matches_eager(kernels, name, m, n, misaligned):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def _full_sum(x):
+    return (x * x).sum()
+
+
+def _full_max(x):
+    return x.amax()
+
+
+@pytest.mark.parametrize("fn", [_full_sum, _full_max])
+def test_full_reduction_split_over_blocks(fn):
+    """A reduction to one value runs in two launches: blocks of at least 8192 elements reduce their
+    chunk into partials (sizes giving 1, 4 and 8 blocks, odd and vector-aligned rows, a misaligned
+    input), then one block combines the partials; the accumulator's fill is their start value, not
+    a launch. (torch-mlir reduces amax over all dims a dim at a time: row maxima first.)"""
+    k = Emulated(fn, [torch.randn(6, 16)])
+    assert k.launches == (2 if fn is _full_sum else 3) and "memref.alloc" in k.mapped_ir
+    for m, n in [(5, 8), (33, 777), (64, 1024), (2, 4096)]:
+        for misaligned in (False, True):
+            x = torch.randn(m, n, generator=torch.Generator().manual_seed(m + n))
+            a = _misaligned(x.numpy()) if misaligned else x.numpy()
+            got = k((), a)
+            np.testing.assert_allclose(got, fn(x).numpy(), rtol=1e-4)
+
+
 def test_paths_present(kernels):
     """The mapped IR has what the sizes above exercise: a 128-bit path beside the scalar one for the
     elementwise kernels, and softmax / layer norm each in one launch (a row group) whose two row
