@@ -1,4 +1,7 @@
 // RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-map-parallel
+// A reduction block size the launch cannot use is refused, named:
+// RUN: not symopt %s --split-input-file --sym-gpu-map-parallel='max-reduction-block=100' 2>&1 | filecheck %s --check-prefix=BADOPT
+// BADOPT: error: max-reduction-block must be a power of two in 32..1024, not 100
 
 func.func @parallel_with_results(%x: memref<?xf32>, %n: index) -> i32 {
   %c0 = arith.constant 0 : index

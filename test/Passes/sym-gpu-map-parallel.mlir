@@ -738,3 +738,77 @@ func.func @full_sum(%x: memref<?x?xf32>, %s: memref<f32>) -> i32 {
   }
   return %ok : i32
 }
+
+// -----
+
+// Layer norm's shape: both accumulators are filled before the first reduction. Each fill folds into
+// its own reduction across the loops between them, and both results (row sum, sum of squared
+// deviations) stay in registers: no buffer, no barrier, one launch.
+// VEC-LABEL: func.func @layernorm_rows_fills_first
+// VEC-NOT:     memref.alloc
+// VEC:         gpu.launch
+// VEC:           %[[S:.*]] = gpu.all_reduce add
+// VEC:           %[[MEAN_SUM:.*]] = arith.addf %[[S]], %cst
+// VEC-NOT:       gpu.barrier
+// VEC:           arith.divf %[[MEAN_SUM]]
+// VEC:           %[[V:.*]] = gpu.all_reduce add
+// VEC:           %[[VAR_SUM:.*]] = arith.addf %[[V]], %cst
+// VEC-NOT:       gpu.barrier
+// VEC:           arith.divf %[[VAR_SUM]]
+// VEC:           gpu.terminator
+// VEC-NOT:     gpu.launch
+// VEC:         return
+func.func @layernorm_rows_fills_first(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %nf0 = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %nf0 : i64 to f32
+  %sum = memref.alloc(%m) : memref<?x1xf32>
+  %sq = memref.alloc(%m) : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %sq[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %sum[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %sum[%i, %c0] : memref<?x1xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %sum[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %s = memref.load %sum[%i, %c0] : memref<?x1xf32>
+      %acc = memref.load %sq[%i, %c0] : memref<?x1xf32>
+      %mean = arith.divf %s, %nf : f32
+      %d = arith.subf %v, %mean : f32
+      %d2 = arith.mulf %d, %d : f32
+      %r = arith.addf %d2, %acc : f32
+      memref.store %r, %sq[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %s = memref.load %sum[%i, %c0] : memref<?x1xf32>
+    %q = memref.load %sq[%i, %c0] : memref<?x1xf32>
+    %mean = arith.divf %s, %nf : f32
+    %var = arith.divf %q, %nf : f32
+    %d = arith.subf %v, %mean : f32
+    %r = arith.divf %d, %var : f32
+    memref.store %r, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
