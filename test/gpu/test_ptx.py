@@ -215,6 +215,12 @@ def test_workers_started_ahead_compile_the_same_ptx(tmp_path, monkeypatch):
     left = ptx._started.pop()
     left.stdin.close()  # as when this process exits: the worker leaves quietly
     assert left.wait(timeout=60) == 0
+    # workers started ahead that died meanwhile (OOM killer, Ctrl-C) are replaced by fresh ones
+    ptx.prestart(2)
+    for p in ptx._started:
+        p.kill()
+        p.wait()
+    assert ptx.compile_ptx_parts(llvm_ir, workers=2, use_cache=False) == parts
 
 
 @needs_nvptx

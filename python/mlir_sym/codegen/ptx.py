@@ -302,6 +302,21 @@ def _spawn(warm: bool) -> subprocess.Popen:
     return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _forget_started_in_child() -> None:
+    """In a fork()ed child (a DataLoader worker): drop its copies of the idle workers' stdin pipes, so
+    that they still see the end of input, and exit, when the process that started them does."""
+    for p in _started:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+    _started.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_started_in_child)
+
+
 def prestart(n: int | None = None) -> None:
     """Start worker processes now (up to `n`, default `compile_workers()`), so that their start,
     llvmlite's initialization and libdevice's parsing overlap the lowering of the kernels they will
@@ -318,15 +333,36 @@ def prestart(n: int | None = None) -> None:
             log.debug("cannot start PTX workers ahead: %s", e)
 
 
+def _take_started() -> subprocess.Popen | None:
+    """A worker started ahead that is still alive (one killed meanwhile, by the OOM killer or a
+    terminal's Ctrl-C, is skipped), or None."""
+    with _started_lock:
+        while _started:
+            p = _started.pop()
+            if p.poll() is None:
+                return p
+    return None
+
+
+def _ask(p: subprocess.Popen, req: str) -> tuple[str, str]:
+    try:
+        return p.communicate(req, timeout=600)
+    except subprocess.TimeoutExpired as e:
+        p.kill()
+        p.communicate()
+        raise PTXError(f"the PTX worker process failed: {e}") from None
+
+
 def _run_worker(job: _Job) -> str:
     req = json.dumps({"texts": job.texts, "arch": job.arch, "features": job.features, "opt": job.opt,
                       "libdevice": job.libdevice})
-    with _started_lock:
-        p = _started.pop() if _started else None
+    p = _take_started()
     try:
-        p = p or _spawn(warm=False)
-        out, err = p.communicate(req, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        out, err = _ask(p, req) if p is not None else ("", "")
+        if p is None or (not out.strip() and p.returncode != 0):  # none ahead, or it died: a fresh one
+            p = _spawn(warm=False)
+            out, err = _ask(p, req)
+    except OSError as e:
         raise PTXError(f"the PTX worker process failed: {e}") from None
     try:
         reply = json.loads(out)
