@@ -18,14 +18,20 @@ one vector.load/vector.store per buffer, under a uniform runtime check (innermos
 the width; every vector buffer's address, offset and outer strides aligned to a whole vector; unit
 innermost stride); otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
 
-Reductions and the loops of row groups take the same 128-bit path (vector loads of 16 bytes per
-thread and step) under the same kind of runtime check.
+Reductions (a block per output element, 32..`max-reduction-block` threads by the row length) and
+the loops of row groups take the same 128-bit path under the same kind of runtime check, a
+reduction issuing `reduction-vectors` (4) vector loads per thread and step. A reduction to one value
+(`x.sum()`) is split: up to 1024 blocks reduce chunks into a buffer of partials, one block combines
+them (option `split-full=0`: one block for all). A fill of the accumulator right before a reduction
+is its initial value, not a launch.
 
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
 elementwise nests whose leading dims are the rows: softmax's max / sum of exp / normalize, layer
 norm's mean / variance / normalize) become one launch with a block per row; the nests run in order
 with a barrier between them, so a row read again comes from L1/L2 instead of DRAM. Nests may only
-exchange data through buffers that both access at their own row. Option `fuse-rows=0` turns it off.
+exchange data through buffers that both access at their own row. A reduction result that only the
+group reads stays in registers (gpu.all_reduce gives every thread the total): no buffer, store or
+barrier. Option `fuse-rows=0` turns row groups off.
 
 Before:
   scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) { BODY(%i, %j) }
