@@ -131,15 +131,18 @@ class GpuMapParallel(SymPass):
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
     max_reduction_block = 256  # threads of a block reduction: 32 up to this, by the row length
+    vectorize = 1  # 128-bit accesses under a runtime check
+    fuse_rows = 1  # row groups
+    split_full = 1  # a reduction to one value over many blocks
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
         self.ept = max(1, getattr(self, "elements-per-thread", self.elements_per_thread))
-        self.vectorize = bool(getattr(self, "vectorize", 1))
-        self.fuse_rows = bool(getattr(self, "fuse-rows", 1))
+        self.vectorize = bool(getattr(self, "vectorize", type(self).vectorize))
+        self.fuse_rows = bool(getattr(self, "fuse-rows", type(self).fuse_rows))
         self.red_vectors = max(1, getattr(self, "reduction-vectors", self.reduction_vectors))
         self.max_red_block = getattr(self, "max-reduction-block", self.max_reduction_block)
-        self.split_full = bool(getattr(self, "split-full", 1))
+        self.split_full = bool(getattr(self, "split-full", type(self).split_full))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
             raise located_error(op, f"max-reduction-block must be a power of two in 32..1024, not {self.max_red_block}")
         for fn in list(op.regions[0].blocks[0].operations):

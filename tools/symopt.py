@@ -53,7 +53,7 @@ def _help_epilog() -> str:
     for name, cls in sorted(passes.items()):
         lines.append(f"  --{name:<28} {cls.summary()}")
         for opt, typ in cls.options.items():
-            default = getattr(cls, opt, None)
+            default = getattr(cls, opt, getattr(cls, opt.replace("-", "_"), None))  # block-size -> block_size
             lines.append(f"  {'':<30}   {opt}={getattr(typ, '__name__', typ)} (default: {default})")
     lines += ["", "named pipelines (as a flag, or an element of --pass-pipeline):"]
     for name, (_, summary) in sorted(registry.registered_pipelines().items()):

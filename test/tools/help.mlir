@@ -14,4 +14,7 @@
 // CHECK-DAG:  --allow-unregistered-dialect
 // CHECK-DAG:  -o FILE
 // CHECK:      mlir_sym passes
+// Options are listed with their defaults (hyphenated names read from the pass's attributes):
+// CHECK-DAG:  max-reduction-block=int (default: 256)
+// CHECK-DAG:  fuse-rows=int (default: 1)
 // CHECK:      upstream passes: every pass of the bundled MLIR is accepted as a flag
