@@ -180,3 +180,22 @@ def test_half_precision_on_gpu(fn, dtype):
     x = torch.ones(2, 4096, device=DEV, dtype=dtype)
     if fn.__name__ == "_rowsum":
         assert compiled(x).tolist() == [4096.0, 4096.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_full_reductions_over_many_blocks(dtype):
+    """Reductions to one value run over many blocks and combine their partials (sym-gpu-map-parallel's
+    split): sizes giving one block, several, the 1024-block cap with empty trailing blocks, an odd
+    row length (scalar path) and a strided view; one compilation for each input layout."""
+    def f(x):
+        return x.sum(), (x * x).mean(), x.amax(), x.float().abs().sum()
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    for m, n in [(5, 8), (33, 777), (64, 4096), (3, 2796219), (4096, 4096)]:
+        x = torch.randn(m, n + 1, device=DEV, dtype=dtype, generator=g)[:, 1:]  # misaligned rows
+        for xi in (x, x.contiguous()):
+            for got, want in zip(cf(xi), f(xi)):
+                torch.testing.assert_close(got.float(), want.float(), rtol=2e-2 if dtype == torch.bfloat16 else 1e-4,
+                                           atol=1e-2 * (m * n) ** 0.5)
+    assert backend.stats.compiles == 2  # the strided view and the contiguous tensor: a graph each
