@@ -175,7 +175,8 @@ class GpuMapParallel(SymPass):
 
         for child in list(block.operations):
             o = child.operation
-            if o.name == "scf.parallel" or (o.name == "scf.for" and _match_reduction(o) is not None):
+            if o.name == "scf.parallel" or (o.name == "scf.for" and (_match_reduction(o) is not None
+                                                                   or _match_argreduce(o) is not None)):
                 m = _match_reduction(o)
                 if m is not None and m.parallel is None and run and _scalar_fill_of(run[-1], m):
                     fill = run.pop()  # `acc[] = c` right before a reduction to one value: its start
@@ -234,7 +235,11 @@ class GpuMapParallel(SymPass):
                 held = o
             else:
                 flush_held()
-                self._parallel(o, bs)
+                am = _match_argreduce(o)
+                if am is not None:
+                    self._argreduction(o, am)
+                else:
+                    self._parallel(o, bs)
         flush_held()
 
     # -- one thread --------------------------------------------------------------------------
@@ -330,6 +335,99 @@ class GpuMapParallel(SymPass):
         self._emit_reduction(m, par_ivs, tx, bdim, init, term)
         root.erase()
         self.bump("reduction-launches")
+
+    def _argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
+        """argmax / argmin along one or all dims: a block per output element instead of a thread
+        (positions as i32: reductions of fewer than 2^31 elements). torch-mlir's loop is
+        `v = maximumf(x, v); i = x > v ? j : i`; the block finds, in three passes over the row, each
+        a block reduction, the first NaN position f, the extreme M of x[0:f] and the first j < f with
+        x[j] == M; thread 0 combines with the accumulators: a NaN wins with its first position, as in
+        eager PyTorch (the loop itself would keep the position of the extreme before the NaN), else
+        a larger extreme takes its position, as the loop does."""
+        idx = ir.IndexType.get()
+        i32 = ir.IntegerType.get_signless(32)
+        F = am.newv.results[0].type
+        is_max = am.newv.name == "arith.maximumf"
+        with ir.InsertionPoint(root), root.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            nout = c1
+            for t in am.par_trips:
+                nout = t if nout is c1 else arith.MulIOp(nout, t).result
+            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(am, self.max_red_block), c1, c1))
+            body = launch.regions[0].blocks[0]
+        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), root.location:
+            term = gpu.TerminatorOp()
+        if am.parallel is not None:
+            with ir.InsertionPoint(term), root.location:
+                par_ivs = _delinearize(bx, am.par_trips)
+            for arg, iv in zip(am.parallel.regions[0].blocks[0].arguments, par_ivs):
+                arg.replace_all_uses_with(iv)
+
+        def rall(v, kind):
+            return gpu.AllReduceOp(v, op=ir.Attribute.parse(f"#gpu<all_reduce_op {kind}>"), uniform=True).result
+
+        with ir.InsertionPoint(term), root.location:
+            big = arith.ConstantOp(i32, 2 ** 31 - 1).result
+            ident = arith.ConstantOp(F, float("-inf") if is_max else float("inf")).result
+
+            def strided(end, init, step_fn):
+                loop = scf.ForOp(tx, end, bdim, [init])
+                with ir.InsertionPoint(loop.body):
+                    j = loop.induction_variable
+                    mapping = dict(zip(am.ivs, _delinearize(j, am.red_trips)))
+                    for o in am.value_ops:
+                        _clone_mapped(o, mapping)
+                    x = mapping.get(am.value, am.value)
+                    scf.YieldOp([step_fn(loop.inner_iter_args[0], x, j)])
+                return loop.results[0]
+
+            def j32(j):
+                return arith.IndexCastOp(i32, j).result
+
+            n = am.red_trips[0]
+            for t in am.red_trips[1:]:
+                n = arith.MulIOp(n, t).result
+            first_nan = rall(strided(n, big, lambda acc, x, j: arith.MinSIOp(acc, arith.SelectOp(
+                arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result, j32(j), big).result).result), "minsi")
+            f = arith.MinUIOp(arith.IndexCastOp(idx, first_nan).result, n).result
+            comb = arith.MaximumFOp if is_max else arith.MinimumFOp
+            ext = rall(strided(f, ident, lambda acc, x, j: comb(acc, x).result), "maximumf" if is_max else "minimumf")
+            at = rall(strided(f, big, lambda acc, x, j: arith.MinSIOp(acc, arith.SelectOp(
+                arith.CmpFOp(arith.CmpFPredicate.OEQ, x, ext).result, j32(j), big).result).result), "minsi")
+            zero = arith.ConstantOp(idx, 0).result
+            ifop = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result)
+        with ir.InsertionPoint(ifop.then_block), root.location:
+            y = scf.YieldOp([])
+        for o in am.index_ops + [am.loadv, am.loadi]:
+            o.move_before(y.operation)
+        with ir.InsertionPoint(y), root.location:
+            v0, i0 = am.loadv.results[0], am.loadi.results[0]
+            # the loop's index expression of j, at j = the found position
+            def j_at(pos):  # the loop's index expression at linear position `pos`
+                mapping = dict(zip(am.ivs, _delinearize(pos, am.red_trips)))
+                for o in am.jexpr_ops:
+                    _clone_mapped(o, mapping)
+                return mapping.get(am.jvalue, am.jvalue)
+
+            pred = arith.CmpFPredicate.OGT if is_max else arith.CmpFPredicate.OLT
+            found = arith.AndIOp(arith.CmpFOp(pred, ext, v0).result,
+                                 arith.CmpIOp(arith.CmpIPredicate.ne, at, big).result).result
+            new_i = arith.SelectOp(found, j_at(arith.IndexCastOp(idx, at).result), i0).result
+            has_nan = arith.CmpIOp(arith.CmpIPredicate.ult, f, n).result
+            # a NaN is the extreme, as in eager PyTorch (torch.argmax([1, nan, 3]) is 1): its first
+            # position, unless the accumulator already held a NaN
+            v0_ok = arith.CmpFOp(arith.CmpFPredicate.ORD, v0, v0).result
+            safe_f = arith.SelectOp(has_nan, f, arith.ConstantOp(idx, 0).result).result
+            new_i = arith.SelectOp(arith.AndIOp(has_nan, v0_ok).result, j_at(safe_f), new_i).result
+            nan = arith.ConstantOp(F, float("nan")).result
+            new_v = arith.SelectOp(has_nan, nan, comb(v0, ext).result).result
+        am.storev.operands[0] = new_v
+        am.storei.operands[0] = new_i
+        am.storev.move_before(y.operation)
+        am.storei.move_before(y.operation)
+        root.erase()
+        self.bump("arg-reduction-launches")
 
     def _split_reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None) -> None:
         """A reduction to one value (`x.sum()`) in two launches instead of one block: `g` blocks
@@ -1355,6 +1453,112 @@ def _match_reduction(root: ir.Operation) -> "_Reduction | None":
     return _Reduction(parallel=parallel, par_trips=par_trips, fors=fors,
                       red_trips=[x.opview.upperBound for x in fors], value_ops=value_ops, value=value,
                       acc_load=load, combine=comb, store=store, index_ops=index_ops, kind=_COMBINE[comb.name][0])
+
+
+class _ArgReduction:
+    """A matched arg-reduction along one dim (torch-mlir's argmax / argmin / max.dim): [scf.parallel
+    over outputs] > one scf.for over the reduced dim > body `v = load V[I]; i = load IDX[I];
+    nv = maximumf(x, v) (minimumf); c = cmpf ogt (olt) x, v; ni = select c, J(j), i; store nv, V[I];
+    store ni, IDX[I]` with x computed from loads of other buffers and J an expression of j."""
+
+    def __init__(self, **kw) -> None:
+        self.__dict__.update(kw)
+
+
+def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
+    parallel, par_trips, top = None, [], root
+    if root.name == "scf.parallel":
+        if len(root.results):
+            return None
+        pv = root.opview
+        if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
+            return None
+        ops = [o.operation for o in root.regions[0].blocks[0].operations if o.operation.name != "scf.reduce"]
+        if len(ops) != 1 or ops[0].name != "scf.for":
+            return None
+        parallel, par_trips, top = root, list(pv.upperBound), ops[0]
+    fors, f = [], top
+    while f is not None and f.name == "scf.for":
+        fv = f.opview
+        if len(f.results) or _const(fv.lowerBound) != 0 or _const(fv.step) != 1:
+            return None
+        fors.append(f)
+        inner = [o.operation for o in f.regions[0].blocks[0].operations if o.operation.name != "scf.yield"]
+        f = inner[0] if len(inner) == 1 and inner[0].name == "scf.for" else None
+    if not fors:
+        return None
+    loop_blocks = [x.regions[0].blocks[0] for x in fors] + ([parallel.regions[0].blocks[0]] if parallel else [])
+    if any(_defined_in(x.opview.upperBound, loop_blocks) for x in fors):
+        return None
+    body = fors[-1].regions[0].blocks[0]
+    ivs = [x.regions[0].blocks[0].arguments[0] for x in fors]
+    ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
+    stores = [o for o in ops if o.name == "memref.store"]
+    if len(stores) != 2 or any(o.regions for o in ops):
+        return None
+
+    def op_of(v):
+        o = defining_op(v)
+        return o if o is not None and o.block == body else None
+
+    newv = next((op_of(st.operands[0]) for st in stores if op_of(st.operands[0]) is not None
+                 and op_of(st.operands[0]).name in ("arith.maximumf", "arith.minimumf")), None)
+    newi = next((op_of(st.operands[0]) for st in stores if op_of(st.operands[0]) is not None
+                 and op_of(st.operands[0]).name == "arith.select"), None)
+    if newv is None or newi is None or str(newv.results[0].type) not in ("f32", "f64"):
+        return None
+    storev = next(st for st in stores if st.operands[0] == newv.results[0])
+    storei = next(st for st in stores if st.operands[0] == newi.results[0])
+    if list(storev.operands)[2:] != list(storei.operands)[2:]:
+        return None
+    loadv = next((o for o in ops if o.name == "memref.load" and o.operands[0] == storev.operands[1]), None)
+    loadi = next((o for o in ops if o.name == "memref.load" and o.operands[0] == storei.operands[1]), None)
+    if loadv is None or loadi is None or list(loadv.operands)[1:] != list(storev.operands)[2:] \
+            or list(loadi.operands)[1:] != list(storei.operands)[2:]:
+        return None
+    v_acc = loadv.results[0]
+    a, b = newv.operands[0], newv.operands[1]
+    if not (b == v_acc or a == v_acc):
+        return None
+    value = a if b == v_acc else b
+    cmp = op_of(newi.operands[0])
+    want = 2 if newv.name == "arith.maximumf" else 4  # arith.cmpf predicates ogt, olt
+    if cmp is None or cmp.name != "arith.cmpf" or ir.IntegerAttr(cmp.attributes["predicate"]).value != want:
+        return None
+    if not (cmp.operands[0] == value and cmp.operands[1] == v_acc) or not (newi.operands[2] == loadi.results[0]):
+        return None
+    # J(j): the select's true value, computed from the loop variables and values from outside
+    jvalue = newi.operands[1]
+    jexpr_ops, todo = [], [jvalue]
+    while todo:
+        v = todo.pop()
+        o = op_of(v)
+        if o is None:
+            if not any(v == iv for iv in ivs) and _defined_in(v, [body]):
+                return None
+            continue
+        if o.name not in ("arith.index_cast", "arith.addi", "arith.muli", "arith.constant", "arith.extsi", "arith.trunci"):
+            return None
+        jexpr_ops.insert(0, o)
+        todo.extend(o.operands)
+    special = [loadv, loadi, newv, cmp, newi, storev, storei] + jexpr_ops
+    index_ops = []
+    for v in list(storev.operands)[2:]:
+        o = op_of(v)
+        if o is not None:
+            if any(_defined_in(w, [body]) for w in o.operands) or o.regions:
+                return None
+            index_ops.append(o)
+    value_ops = [o for o in ops if not any(o == x for x in special + index_ops)]
+    for o in value_ops:
+        if o.name in ("memref.store", "memref.copy") or o.regions:
+            return None
+        if o.name == "memref.load" and (o.operands[0] == storev.operands[1] or o.operands[0] == storei.operands[1]):
+            return None
+    return _ArgReduction(parallel=parallel, par_trips=par_trips, ivs=ivs,
+                         red_trips=[x.opview.upperBound for x in fors], value_ops=value_ops, value=value, newv=newv, loadv=loadv,
+                         loadi=loadi, storev=storev, storei=storei, jvalue=jvalue, jexpr_ops=jexpr_ops,
+                         index_ops=index_ops)
 
 
 def _const(v: ir.Value):

@@ -812,3 +812,85 @@ func.func @layernorm_rows_fills_first(%x: memref<?x?xf32>, %y: memref<?x?xf32>) 
   }
   return %ok : i32
 }
+
+// -----
+
+// argmax along rows (torch-mlir's loop: v = maximumf(x, v); i = x > v ? j : i) is a block per row,
+// not a thread per row: three block reductions over the row (the first NaN position, the maximum
+// before it, the first position of that maximum), then thread 0 combines with the accumulators: a
+// larger maximum takes its position, as the loop does; a NaN wins at its first position, as in eager
+// PyTorch (the loop would keep the position of the maximum before it).
+// VEC-LABEL: func.func @argmax_rows
+// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M:.*]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in
+// VEC:           scf.for
+// VEC:             arith.cmpf uno
+// VEC:           %[[F:.*]] = gpu.all_reduce minsi
+// VEC:           %[[MX:.*]] = gpu.all_reduce maximumf
+// VEC:           scf.for
+// VEC:             arith.cmpf oeq, %{{.*}}, %[[MX]]
+// VEC:           %[[AT:.*]] = gpu.all_reduce minsi
+// VEC:           scf.if
+// VEC:             %[[V0:.*]] = memref.load %arg1[%[[BX]]]
+// VEC:             %[[I0:.*]] = memref.load %arg2[%[[BX]]]
+// VEC:             %[[BETTER:.*]] = arith.cmpf ogt, %[[MX]], %[[V0]]
+// VEC:             %[[BY_MAX:.*]] = arith.select %{{.*}}, %{{.*}}, %[[I0]] : i64
+// VEC:             arith.cmpf ord, %[[V0]], %[[V0]]
+// VEC:             arith.select %{{.*}}, %{{.*}}, %[[BY_MAX]] : i64
+// VEC:             memref.store %{{.*}}, %arg1[%[[BX]]]
+// VEC:             memref.store %{{.*}}, %arg2[%[[BX]]]
+// VEC-NOT:     gpu.launch
+// VEC:         return
+func.func @argmax_rows(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %v[%i] : memref<?xf32>
+      %k = memref.load %ix[%i] : memref<?xi64>
+      %jj = arith.index_cast %j : index to i64
+      %mx = arith.maximumf %a, %b : f32
+      %gt = arith.cmpf ogt, %a, %b : f32
+      %sel = arith.select %gt, %jj, %k : i64
+      memref.store %mx, %v[%i] : memref<?xf32>
+      memref.store %sel, %ix[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Not an arg-reduction the block form reproduces (oge keeps the last position of a tie): a thread
+// per row runs the loop as written.
+// VEC-LABEL: func.func @argmax_last_of_ties
+// VEC-NOT:       gpu.all_reduce
+// VEC:           scf.for
+// VEC:             arith.cmpf oge
+// VEC:         return
+func.func @argmax_last_of_ties(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %v[%i] : memref<?xf32>
+      %k = memref.load %ix[%i] : memref<?xi64>
+      %jj = arith.index_cast %j : index to i64
+      %mx = arith.maximumf %a, %b : f32
+      %ge = arith.cmpf oge, %a, %b : f32
+      %sel = arith.select %ge, %jj, %k : i64
+      memref.store %mx, %v[%i] : memref<?xf32>
+      memref.store %sel, %ix[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}

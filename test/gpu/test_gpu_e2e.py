@@ -199,3 +199,24 @@ def test_full_reductions_over_many_blocks(dtype):
                 torch.testing.assert_close(got.float(), want.float(), rtol=2e-2 if dtype == torch.bfloat16 else 1e-4,
                                            atol=1e-2 * (m * n) ** 0.5)
     assert backend.stats.compiles == 2  # the strided view and the contiguous tensor: a graph each
+
+
+def test_arg_reductions_block_per_row():
+    """argmax / argmin / max.dim along rows and over all elements run as block reductions: against
+    eager on random rows, ties, long rows, -inf rows and NaNs (a NaN wins at its first position)."""
+    def f(x):
+        return x.argmax(-1), x.argmin(-1), x.max(dim=-1).values, x.argmax()
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    for m, n in [(5, 8), (33, 777), (64, 50257), (4096, 1024)]:
+        xs = [torch.randn(m, n, device=DEV, generator=g),
+              torch.randint(0, 3, (m, n), device=DEV, generator=g).float()]
+        inf = torch.full((m, n), float("-inf"), device=DEV)
+        inf[1::3, n - 1] = 0.0
+        nans = torch.randn(m, n, device=DEV, generator=g)
+        nans[::2, n // 2] = float("nan")
+        for x in xs + [inf, nans]:
+            for got, want in zip(cf(x), f(x)):
+                torch.testing.assert_close(got, want, equal_nan=True)
+    assert backend.stats.compiles == 1

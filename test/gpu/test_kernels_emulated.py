@@ -66,7 +66,10 @@ class Emulated:
             torch.compile(fn, backend=be, dynamic=True)(*example_args)
 
     def __call__(self, out_shape, *arrays: np.ndarray) -> np.ndarray:
-        out = np.zeros(out_shape, dtype=np.float32)
+        return self.run_outputs([np.zeros(out_shape, dtype=np.float32)], *arrays)[0]
+
+    def run_outputs(self, outs: list, *arrays: np.ndarray) -> list:
+        """Run with `outs` (zeroed arrays of the outputs' shapes and dtypes) filled in place."""
         keep, ptrs = [], []
         ints = [a for a in self.sig if a.startswith("i")]
         sizes = _symbol_values(self.ig, arrays)
@@ -75,14 +78,14 @@ class Emulated:
             c = ctypes.c_int64(v)
             keep.append(c)
             ptrs.append(ctypes.pointer(c))
-        for a in list(arrays) + [out]:
+        for a in list(arrays) + list(outs):
             d = get_ranked_memref_descriptor(a)
             keep.append(d)
             ptrs.append(ctypes.pointer(ctypes.pointer(d)))
         status = ctypes.c_int32(-1)
         self.engine.invoke("main", *ptrs, ctypes.pointer(status))
         assert status.value == 0
-        return out
+        return outs
 
 
 def _symbol_values(ig, arrays) -> list[int]:
@@ -180,6 +183,37 @@ def test_full_reduction_split_over_blocks(fn):
             a = _misaligned(x.numpy()) if misaligned else x.numpy()
             got = k((), a)
             np.testing.assert_allclose(got, fn(x).numpy(), rtol=1e-4)
+
+
+ARG_FNS = {"argmax_rows": lambda x: x.argmax(-1), "argmin_rows": lambda x: x.argmin(-1),
+           "max_dim": lambda x: x.max(dim=-1), "argmax_all": lambda x: x.argmax()}
+
+
+@pytest.mark.parametrize("name", list(ARG_FNS))
+def test_arg_reductions_as_block_reductions(name):
+    """argmax / argmin / max.dim run a block per output (three block reductions: the first NaN, the
+    extreme before it, its first position), not a thread per output: eager's result on ties, -inf
+    rows, NaNs (first and later), odd and long rows, and over all elements."""
+    fn = ARG_FNS[name]
+    k = Emulated(fn, [torch.randn(6, 16)])
+    assert k.mapped_ir.count("gpu.all_reduce minsi") == 2, k.mapped_ir
+    g = torch.Generator().manual_seed(1)
+    for m, n in [(5, 8), (33, 777), (3, 5000)]:
+        cases = [torch.randn(m, n, generator=g), torch.randint(0, 3, (m, n), generator=g).float()]
+        inf = torch.full((m, n), float("-inf"))
+        inf[1::3, n - 1] = 0.0
+        first_nan = torch.randn(m, n, generator=g)
+        first_nan[:, 0] = float("nan")
+        nans = torch.randn(m, n, generator=g)  # a NaN wins, at its first position, as in eager
+        nans[::2, n // 2] = float("nan")
+        nans[::2, n - 1] = float("nan")
+        for x in cases + [inf, first_nan, nans]:
+            want = fn(x)
+            want = want if isinstance(want, tuple) else (want,)
+            outs = [np.zeros(tuple(w.shape), dtype=np.float32 if w.dtype.is_floating_point else np.int64) for w in want]
+            got = k.run_outputs(outs, x.numpy())
+            for g_, w in zip(got, want):
+                np.testing.assert_array_equal(g_, w.numpy())
 
 
 def test_paths_present(kernels):

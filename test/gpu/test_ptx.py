@@ -234,3 +234,11 @@ def ptx_re_entries(text: str) -> list[str]:
     import re
 
     return re.findall(r"\.entry\s+(\w+)\s*\(", text)
+
+
+def test_nan_spellings_parse():
+    """torch-mlir's LLVM prints a NaN constant as `nan`, `+nan` or `+qnan` (a select of NaN in the
+    arg-reductions): each becomes the double-format hex form llvmlite's parser takes."""
+    text = ptx._fix_special_floats("  %1 = select i1 %0, float +qnan, float %2\n  %3 = fadd float nan, -qnan\n")
+    assert "qnan" not in text and " nan" not in text
+    assert text.count("0x7FF8000000000000") == 2 and "0xFFF8000000000000" in text

@@ -62,8 +62,9 @@ def gpu_module_to_llvm_ir(gpu_modules) -> list[str]:
 
 
 _SPECIAL = {"-inf": "0xFFF0000000000000", "inf": "0x7FF0000000000000", "+inf": "0x7FF0000000000000",
-            "nan": "0x7FF8000000000000", "+nan": "0x7FF8000000000000", "-nan": "0xFFF8000000000000"}
-_SPECIAL_RE = re.compile(r"(?<![\w%@.$\"-])([+-]?inf|[+-]?nan)(?![\w.\"])")
+            "nan": "0x7FF8000000000000", "+nan": "0x7FF8000000000000", "-nan": "0xFFF8000000000000",
+            "qnan": "0x7FF8000000000000", "+qnan": "0x7FF8000000000000", "-qnan": "0xFFF8000000000000"}
+_SPECIAL_RE = re.compile(r"(?<![\w%@.$\"-])([+-]?inf|[+-]?q?nan)(?![\w.\"])")
 
 
 _BITS_RE = re.compile(r"\bf0x([0-9A-Fa-f]+)\b")
