@@ -337,8 +337,9 @@ class GpuMapParallel(SymPass):
         self.bump("reduction-launches")
 
     def _argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
-        """argmax / argmin along one or all dims: a block per output element instead of a thread
-        (positions as i32: reductions of fewer than 2^31 elements). torch-mlir's loop is
+        """argmax / argmin along the innermost or all dims: a block per output element instead of a
+        thread (positions as i32; a reduction of 2^31 - 1 elements or more runs the loop as written,
+        in thread 0; bf16 / f16 compared in f32). torch-mlir's loop is
         `v = maximumf(x, v); i = x > v ? j : i`; the block finds, in three passes over the row, each
         a block reduction, the first NaN position f, the extreme M of x[0:f] and the first j < f with
         x[j] == M; thread 0 combines with the accumulators: a NaN wins with its first position, as in
@@ -346,7 +347,8 @@ class GpuMapParallel(SymPass):
         a larger extreme takes its position, as the loop does."""
         idx = ir.IndexType.get()
         i32 = ir.IntegerType.get_signless(32)
-        F = am.newv.results[0].type
+        T = am.newv.results[0].type  # the values' type; bf16 / f16 are compared in f32 (exactly)
+        F = ir.F32Type.get() if str(T) in ("bf16", "f16") else T
         is_max = am.newv.name == "arith.maximumf"
         with ir.InsertionPoint(root), root.location:
             c1 = arith.ConstantOp(idx, 1).result
@@ -367,6 +369,27 @@ class GpuMapParallel(SymPass):
         def rall(v, kind):
             return gpu.AllReduceOp(v, op=ir.Attribute.parse(f"#gpu<all_reduce_op {kind}>"), uniform=True).result
 
+        def widen(v):
+            return v if F == T else arith.ExtFOp(F, v).result
+
+        # positions are i32: a reduction of 2^31 - 1 elements or more runs the loop as written, in
+        # thread 0 (a runtime split, the loop cloned before its ops move)
+        with ir.InsertionPoint(term), root.location:
+            n = am.red_trips[0]
+            for t in am.red_trips[1:]:
+                n = arith.MulIOp(n, t).result
+            fits = arith.CmpIOp(arith.CmpIPredicate.ult, n, arith.ConstantOp(idx, 2 ** 31 - 1).result).result
+            split = scf.IfOp(fits, has_else=True)
+        with ir.InsertionPoint(split.else_block), root.location:
+            zero = arith.ConstantOp(idx, 0).result
+            only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, tx, zero).result)
+            scf.YieldOp([])
+        with ir.InsertionPoint(only.then_block), root.location:
+            y0 = scf.YieldOp([])
+        am.fors[0].clone(ir.InsertionPoint(y0))
+        with ir.InsertionPoint(split.then_block), root.location:
+            term = scf.YieldOp([])
+
         with ir.InsertionPoint(term), root.location:
             big = arith.ConstantOp(i32, 2 ** 31 - 1).result
             ident = arith.ConstantOp(F, float("-inf") if is_max else float("inf")).result
@@ -376,18 +399,15 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(loop.body):
                     j = loop.induction_variable
                     mapping = dict(zip(am.ivs, _delinearize(j, am.red_trips)))
-                    for o in am.value_ops:
+                    for o in am.pass_ops:
                         _clone_mapped(o, mapping)
-                    x = mapping.get(am.value, am.value)
+                    x = widen(mapping.get(am.value, am.value))
                     scf.YieldOp([step_fn(loop.inner_iter_args[0], x, j)])
                 return loop.results[0]
 
             def j32(j):
                 return arith.IndexCastOp(i32, j).result
 
-            n = am.red_trips[0]
-            for t in am.red_trips[1:]:
-                n = arith.MulIOp(n, t).result
             first_nan = rall(strided(n, big, lambda acc, x, j: arith.MinSIOp(acc, arith.SelectOp(
                 arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result, j32(j), big).result).result), "minsi")
             f = arith.MinUIOp(arith.IndexCastOp(idx, first_nan).result, n).result
@@ -402,7 +422,7 @@ class GpuMapParallel(SymPass):
         for o in am.index_ops + [am.loadv, am.loadi]:
             o.move_before(y.operation)
         with ir.InsertionPoint(y), root.location:
-            v0, i0 = am.loadv.results[0], am.loadi.results[0]
+            v0, i0 = widen(am.loadv.results[0]), am.loadi.results[0]
             # the loop's index expression of j, at j = the found position
             def j_at(pos):  # the loop's index expression at linear position `pos`
                 mapping = dict(zip(am.ivs, _delinearize(pos, am.red_trips)))
@@ -422,6 +442,8 @@ class GpuMapParallel(SymPass):
             new_i = arith.SelectOp(arith.AndIOp(has_nan, v0_ok).result, j_at(safe_f), new_i).result
             nan = arith.ConstantOp(F, float("nan")).result
             new_v = arith.SelectOp(has_nan, nan, comb(v0, ext).result).result
+            if F != T:
+                new_v = arith.TruncFOp(T, new_v).result  # exact: a value of the row or v0
         am.storev.operands[0] = new_v
         am.storei.operands[0] = new_i
         am.storev.move_before(y.operation)
@@ -1465,6 +1487,9 @@ class _ArgReduction:
         self.__dict__.update(kw)
 
 
+_PURE_VALUE_OPS = ("memref.load", "vector.load")
+
+
 def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
     parallel, par_trips, top = None, [], root
     if root.name == "scf.parallel":
@@ -1505,7 +1530,7 @@ def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
                  and op_of(st.operands[0]).name in ("arith.maximumf", "arith.minimumf")), None)
     newi = next((op_of(st.operands[0]) for st in stores if op_of(st.operands[0]) is not None
                  and op_of(st.operands[0]).name == "arith.select"), None)
-    if newv is None or newi is None or str(newv.results[0].type) not in ("f32", "f64"):
+    if newv is None or newi is None or str(newv.results[0].type) not in ("f32", "f64", "bf16", "f16"):
         return None
     storev = next(st for st in stores if st.operands[0] == newv.results[0])
     storei = next(st for st in stores if st.operands[0] == newi.results[0])
@@ -1550,12 +1575,18 @@ def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
                 return None
             index_ops.append(o)
     value_ops = [o for o in ops if not any(o == x for x in special + index_ops)]
+    accumulated = [r for o in (loadv, loadi, newv, cmp, newi) for r in o.results]
     for o in value_ops:
-        if o.name in ("memref.store", "memref.copy") or o.regions:
-            return None
+        if o.name not in _PURE_VALUE_OPS and not o.name.startswith(("arith.", "math.")):
+            return None  # run once per pass: nothing with effects
+        if o.regions or any(any(v == r for r in accumulated) for v in o.operands):
+            return None  # x computed from the accumulators: not a plain arg-reduction
         if o.name == "memref.load" and (o.operands[0] == storev.operands[1] or o.operands[0] == storei.operands[1]):
             return None
-    return _ArgReduction(parallel=parallel, par_trips=par_trips, ivs=ivs,
+    # what each pass recomputes per element: x's ops and the index ops they share (`j` cast once
+    # for both x and J after CSE), in body order
+    pass_ops = [o for o in ops if any(o == x for x in value_ops + jexpr_ops + index_ops)]
+    return _ArgReduction(parallel=parallel, par_trips=par_trips, ivs=ivs, fors=fors, pass_ops=pass_ops,
                          red_trips=[x.opview.upperBound for x in fors], value_ops=value_ops, value=value, newv=newv, loadv=loadv,
                          loadi=loadi, storev=storev, storei=storei, jvalue=jvalue, jexpr_ops=jexpr_ops,
                          index_ops=index_ops)

@@ -821,7 +821,10 @@ func.func @layernorm_rows_fills_first(%x: memref<?x?xf32>, %y: memref<?x?xf32>) 
 // larger maximum takes its position, as the loop does; a NaN wins at its first position, as in eager
 // PyTorch (the loop would keep the position of the maximum before it).
 // VEC-LABEL: func.func @argmax_rows
+// Positions are i32: a reduction of 2^31 - 1 elements or more runs the loop as written in thread 0.
 // VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M:.*]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in
+// VEC:           %[[FITS:.*]] = arith.cmpi ult, %{{.*}}, %c2147483647
+// VEC:           scf.if %[[FITS]] {
 // VEC:           scf.for
 // VEC:             arith.cmpf uno
 // VEC:           %[[F:.*]] = gpu.all_reduce minsi
@@ -838,6 +841,10 @@ func.func @layernorm_rows_fills_first(%x: memref<?x?xf32>, %y: memref<?x?xf32>) 
 // VEC:             arith.select %{{.*}}, %{{.*}}, %[[BY_MAX]] : i64
 // VEC:             memref.store %{{.*}}, %arg1[%[[BX]]]
 // VEC:             memref.store %{{.*}}, %arg2[%[[BX]]]
+// VEC:           } else {
+// VEC:             scf.if
+// VEC:               scf.for
+// VEC:                 arith.cmpf ogt
 // VEC-NOT:     gpu.launch
 // VEC:         return
 func.func @argmax_rows(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memref<?xi64>) -> i32 {
@@ -887,6 +894,66 @@ func.func @argmax_last_of_ties(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memr
       %mx = arith.maximumf %a, %b : f32
       %ge = arith.cmpf oge, %a, %b : f32
       %sel = arith.select %ge, %jj, %k : i64
+      memref.store %mx, %v[%i] : memref<?xf32>
+      memref.store %sel, %ix[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// `(x + arange(n)).argmax(-1)` after CSE: the value and the position share `index_cast %j`; each
+// pass recomputes it. A value computed from the accumulator itself is not an arg-reduction: a thread
+// per row runs that loop.
+// VEC-LABEL: func.func @argmax_shares_j
+// VEC:         gpu.all_reduce minsi
+// VEC:         gpu.all_reduce maximumf
+// VEC:         gpu.all_reduce minsi
+// VEC-LABEL: func.func @argmax_value_reads_acc
+// VEC-NOT:     gpu.all_reduce
+// VEC:         return
+func.func @argmax_shares_j(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %v[%i] : memref<?xf32>
+      %k = memref.load %ix[%i] : memref<?xi64>
+      %jj = arith.index_cast %j : index to i64
+      %jf = arith.sitofp %jj : i64 to f32
+      %xa = arith.addf %a, %jf : f32
+      %mx = arith.maximumf %xa, %b : f32
+      %gt = arith.cmpf ogt, %xa, %b : f32
+      %sel = arith.select %gt, %jj, %k : i64
+      memref.store %mx, %v[%i] : memref<?xf32>
+      memref.store %sel, %ix[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+func.func @argmax_value_reads_acc(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %v[%i] : memref<?xf32>
+      %k = memref.load %ix[%i] : memref<?xi64>
+      %jj = arith.index_cast %j : index to i64
+      %xa = arith.addf %a, %b : f32
+      %mx = arith.maximumf %xa, %b : f32
+      %gt = arith.cmpf ogt, %xa, %b : f32
+      %sel = arith.select %gt, %jj, %k : i64
       memref.store %mx, %v[%i] : memref<?xf32>
       memref.store %sel, %ix[%i] : memref<?xi64>
     }

@@ -201,7 +201,8 @@ def test_full_reductions_over_many_blocks(dtype):
     assert backend.stats.compiles == 2  # the strided view and the contiguous tensor: a graph each
 
 
-def test_arg_reductions_block_per_row():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_arg_reductions_block_per_row(dtype):
     """argmax / argmin / max.dim along rows and over all elements run as block reductions: against
     eager on random rows, ties, long rows, -inf rows and NaNs (a NaN wins at its first position)."""
     def f(x):
@@ -210,11 +211,11 @@ def test_arg_reductions_block_per_row():
     cf = torch.compile(f, backend="mlir_sym", dynamic=True)
     g = torch.Generator(device=DEV).manual_seed(0)
     for m, n in [(5, 8), (33, 777), (64, 50257), (4096, 1024)]:
-        xs = [torch.randn(m, n, device=DEV, generator=g),
-              torch.randint(0, 3, (m, n), device=DEV, generator=g).float()]
-        inf = torch.full((m, n), float("-inf"), device=DEV)
+        xs = [torch.randn(m, n, device=DEV, generator=g).to(dtype),
+              torch.randint(0, 3, (m, n), device=DEV, generator=g).to(dtype)]
+        inf = torch.full((m, n), float("-inf"), device=DEV, dtype=dtype)
         inf[1::3, n - 1] = 0.0
-        nans = torch.randn(m, n, device=DEV, generator=g)
+        nans = torch.randn(m, n, device=DEV, generator=g).to(dtype)
         nans[::2, n // 2] = float("nan")
         for x in xs + [inf, nans]:
             for got, want in zip(cf(x), f(x)):
