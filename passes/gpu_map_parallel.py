@@ -1393,38 +1393,10 @@ def _defined_in(v: ir.Value, blocks: list) -> bool:
 
 def _match_reduction(root: ir.Operation) -> "_Reduction | None":
     """The reduction pattern of linalg's parallel-loop lowering, or None (mapped one thread per output)."""
-    parallel = None
-    par_trips: list = []
-    top = root
-    if root.name == "scf.parallel":
-        if len(root.results):
-            return None
-        pv = root.opview
-        if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
-            return None
-        ops = [o.operation for o in root.regions[0].blocks[0].operations if o.operation.name != "scf.reduce"]
-        if len(ops) != 1 or ops[0].name != "scf.for":
-            return None
-        parallel, par_trips, top = root, list(pv.upperBound), ops[0]
-    fors: list = []
-    f = top
-    while f is not None and f.name == "scf.for":
-        fv = f.opview
-        if len(f.results) or _const(fv.lowerBound) != 0 or _const(fv.step) != 1:
-            return None
-        fors.append(f)
-        ops = [o.operation for o in f.regions[0].blocks[0].operations]
-        inner = [o for o in ops if o.name != "scf.yield"]
-        if len(inner) == 1 and inner[0].name == "scf.for":
-            f = inner[0]
-        else:
-            f = None
-    if not fors:
+    nest = _reduction_nest(root)
+    if nest is None:
         return None
-    loop_blocks = [x.regions[0].blocks[0] for x in fors] + ([parallel.regions[0].blocks[0]] if parallel else [])
-    for x in fors:  # bounds must be computable outside the nest
-        if _defined_in(x.opview.upperBound, loop_blocks):
-            return None
+    parallel, par_trips, fors = nest
     body = fors[-1].regions[0].blocks[0]
     ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
     stores = [o for o in ops if o.name == "memref.store"]
@@ -1490,7 +1462,10 @@ class _ArgReduction:
 _PURE_VALUE_OPS = ("memref.load", "vector.load")
 
 
-def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
+def _reduction_nest(root: ir.Operation) -> tuple | None:
+    """(scf.parallel over the outputs or None, its trip counts, the chain of scf.for over the reduced
+    dims) of a loop nest `[scf.parallel] > scf.for > ... > scf.for`, all from 0 by 1, the loops' bounds
+    computable outside the nest; or None."""
     parallel, par_trips, top = None, [], root
     if root.name == "scf.parallel":
         if len(root.results):
@@ -1515,6 +1490,14 @@ def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
     loop_blocks = [x.regions[0].blocks[0] for x in fors] + ([parallel.regions[0].blocks[0]] if parallel else [])
     if any(_defined_in(x.opview.upperBound, loop_blocks) for x in fors):
         return None
+    return parallel, par_trips, fors
+
+
+def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
+    nest = _reduction_nest(root)
+    if nest is None:
+        return None
+    parallel, par_trips, fors = nest
     body = fors[-1].regions[0].blocks[0]
     ivs = [x.regions[0].blocks[0].arguments[0] for x in fors]
     ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
