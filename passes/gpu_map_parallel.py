@@ -320,21 +320,27 @@ class GpuMapParallel(SymPass):
         if m.parallel is None and self.split_full:
             self._split_reduction(root, m, init)
             return
-        idx = ir.IndexType.get()
-        with ir.InsertionPoint(root), root.location:
-            c1 = arith.ConstantOp(idx, 1).result
-            nout = c1
-            for t in m.par_trips:
-                nout = t if nout is c1 else arith.MulIOp(nout, t).result
-            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(m, self.max_red_block), c1, c1))
-            body = launch.regions[0].blocks[0]
-        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
-        with ir.InsertionPoint(body), root.location:
-            par_ivs = _delinearize(bx, m.par_trips)
-            term = gpu.TerminatorOp()
+        par_ivs, tx, bdim, term = self._block_per_output(root, m.par_trips, m)
         self._emit_reduction(m, par_ivs, tx, bdim, init, term)
         root.erase()
         self.bump("reduction-launches")
+
+    def _block_per_output(self, at: ir.Operation, trips: list, nest) -> tuple:
+        """A launch before `at` with a block per element of the iteration space `trips` (its threads
+        sized by `nest`'s reduction length): (the block's indices, tx, block size, its terminator)."""
+        idx = ir.IndexType.get()
+        with ir.InsertionPoint(at), at.location:
+            c1 = arith.ConstantOp(idx, 1).result
+            n = c1
+            for t in trips:
+                n = t if n is c1 else arith.MulIOp(n, t).result
+            launch = gpu.LaunchOp((n, c1, c1), (_reduction_block_size(nest, self.max_red_block), c1, c1))
+            body = launch.regions[0].blocks[0]
+        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
+        with ir.InsertionPoint(body), at.location:
+            ivs = _delinearize(bx, trips)
+            term = gpu.TerminatorOp()
+        return ivs, tx, bdim, term
 
     def _argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
         """argmax / argmin along the innermost or all dims: a block per output element instead of a
@@ -350,19 +356,8 @@ class GpuMapParallel(SymPass):
         T = am.newv.results[0].type  # the values' type; bf16 / f16 are compared in f32 (exactly)
         F = ir.F32Type.get() if str(T) in ("bf16", "f16") else T
         is_max = am.newv.name == "arith.maximumf"
-        with ir.InsertionPoint(root), root.location:
-            c1 = arith.ConstantOp(idx, 1).result
-            nout = c1
-            for t in am.par_trips:
-                nout = t if nout is c1 else arith.MulIOp(nout, t).result
-            launch = gpu.LaunchOp((nout, c1, c1), (_reduction_block_size(am, self.max_red_block), c1, c1))
-            body = launch.regions[0].blocks[0]
-        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
-        with ir.InsertionPoint(body), root.location:
-            term = gpu.TerminatorOp()
+        par_ivs, tx, bdim, term = self._block_per_output(root, am.par_trips, am)
         if am.parallel is not None:
-            with ir.InsertionPoint(term), root.location:
-                par_ivs = _delinearize(bx, am.par_trips)
             for arg, iv in zip(am.parallel.regions[0].blocks[0].arguments, par_ivs):
                 arg.replace_all_uses_with(iv)
 
@@ -647,18 +642,7 @@ class GpuMapParallel(SymPass):
         loc = first.location
         idx = ir.IndexType.get()
         reds = [_match_reduction(o) for o in loops]
-        with ir.InsertionPoint(first), first.location:
-            c1 = arith.ConstantOp(idx, 1).result
-            nrows = rows[0]
-            for t in rows[1:]:
-                nrows = arith.MulIOp(nrows, t).result
-            m0 = next(m for m in reds if m is not None)
-            launch = gpu.LaunchOp((nrows, c1, c1), (_reduction_block_size(m0, self.max_red_block), c1, c1))
-            body = launch.regions[0].blocks[0]
-        bx, tx, bdim = body.arguments[0], body.arguments[3], body.arguments[9]
-        with ir.InsertionPoint(body), first.location:
-            row_ivs = _delinearize(bx, rows)
-            term = gpu.TerminatorOp()
+        row_ivs, tx, bdim, term = self._block_per_output(first, rows, next(m for m in reds if m is not None))
         k = len(rows)
         folds = _fills_to_fold(loops, reds)  # reduction index -> index of the fill that becomes its initial value
         kept: list[ir.Value] = []  # buffers of reduction results now held in registers
