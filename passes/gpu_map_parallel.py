@@ -126,7 +126,7 @@ class GpuMapParallel(SymPass):
 
     name = "sym-gpu-map-parallel"
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
-               "reduction-vectors": int, "max-reduction-block": int, "split-full": int}
+               "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -134,6 +134,7 @@ class GpuMapParallel(SymPass):
     vectorize = 1  # 128-bit accesses under a runtime check
     fuse_rows = 1  # row groups
     split_full = 1  # a reduction to one value over many blocks
+    row_registers = 16  # elements of a row group's row each thread holds in registers (0: none)
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -143,6 +144,7 @@ class GpuMapParallel(SymPass):
         self.red_vectors = max(1, getattr(self, "reduction-vectors", self.reduction_vectors))
         self.max_red_block = getattr(self, "max-reduction-block", self.max_reduction_block)
         self.split_full = bool(getattr(self, "split-full", type(self).split_full))
+        self.row_regs = max(0, getattr(self, "row-registers", self.row_registers))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
             raise located_error(op, f"max-reduction-block must be a power of two in 32..1024, not {self.max_red_block}")
         for fn in list(op.regions[0].blocks[0].operations):
@@ -508,7 +510,8 @@ class GpuMapParallel(SymPass):
 
     def _emit_reduction(self, m: "_Reduction", par_ivs: list, tx: ir.Value, bdim: ir.Value,
                         init: ir.Value | None, before: ir.Operation, keep: bool = False,
-                        span: tuple | None = None, partial_to: tuple | None = None) -> ir.Value | None:
+                        span: tuple | None = None, partial_to: tuple | None = None,
+                        regs: "_RowRegisters | None" = None) -> ir.Value | None:
         """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
         combines every bdim-th element (`ept` loads in flight per step; with 128-bit loads when the
         innermost reduced length and the buffers allow, a runtime split), then gpu.all_reduce, then
@@ -516,7 +519,8 @@ class GpuMapParallel(SymPass):
         With `keep` (and the folded fill's value `init`), nothing is stored: every thread combines
         the block's total with `init`, and that value is returned. With `span` (lo, hi) only the
         linearized elements lo..hi-1 are reduced; with `partial_to` (buffer, index) thread 0 stores
-        the block's total there and the nest's own ops are left alone."""
+        the block's total there and the nest's own ops are left alone. With `regs` (a row group's row
+        held in registers) each thread reduces its vectors of the row, no loop."""
         root = m.parallel if m.parallel is not None else m.fors[0]
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
@@ -582,8 +586,17 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
             return rfor.results[0]
 
+        def register_partial() -> ir.Value:
+            vals = []
+            for ok, safe in regs.slots:
+                lanes = _emit_vector_body(plan, for_ivs, m.value_ops, [safe], regs)
+                vals.append(arith.SelectOp(ok, tree([lane.get(m.value, m.value) for lane in lanes]), ident).result)
+            return tree(vals)
+
         with ir.InsertionPoint(before), root.location:
-            if plan is None:
+            if regs is not None:
+                partial = register_partial()
+            elif plan is None:
                 partial = scalar_partial()
             else:
                 split = scf.IfOp(_vector_ok(plan, m.red_trips[-1]), [T], has_else=True)
@@ -637,20 +650,55 @@ class GpuMapParallel(SymPass):
         layer norm: mean, variance, normalize): block `b` runs every loop for row `b` in order, with a
         barrier between loops, so the later loops re-read the row from L1/L2 instead of DRAM.
         Reductions reduce within the block; parallel loops spread the row's elements over the
-        threads. Loops may only exchange data through buffers accessed at their own row."""
-        first = loops[0]
-        loc = first.location
-        idx = ir.IndexType.get()
+        threads. Loops may only exchange data through buffers accessed at their own row.
+
+        Rows that fit in registers (a runtime split: at most `row-registers` elements per thread,
+        every loop 128-bit accessible) are read once: each thread loads its vectors of the row at
+        the start and every loop works on them, so what loops recompute from the same elements
+        (softmax's exp(x - max), layer norm's x - mean) is computed once (CSE)."""
         reds = [_match_reduction(o) for o in loops]
-        row_ivs, tx, bdim, term = self._block_per_output(first, rows, next(m for m in reds if m is not None))
-        k = len(rows)
+        row_ivs, tx, bdim, term = self._block_per_output(loops[0], rows, next(m for m in reds if m is not None))
         folds = _fills_to_fold(loops, reds)  # reduction index -> index of the fill that becomes its initial value
-        kept: list[ir.Value] = []  # buffers of reduction results now held in registers
-        for i, (o, m) in enumerate(zip(loops, reds)):
+        keeps = {}  # reduction index -> its result stays in registers
+        for i, m in enumerate(reds):
+            if m is not None:
+                fill = loops[folds[i]] if i in folds else None
+                keeps[i] = (fill is not None and _fill_value(fill, m.store.operands[1]) is not None
+                            and _private_result(m, loops[i:], ignore=[fill]))
+        kept = [_root(reds[i].store.operands[1]) for i, k in keeps.items() if k]
+        regs = self._row_registers(loops, reds, folds, len(rows))
+        if regs is None:
+            self._emit_row_group(loops, folds, keeps, row_ivs, tx, bdim, term, None)
+        else:
+            width, nslots, ninner, plans = regs
+            with ir.InsertionPoint(term), loops[0].location:
+                fits = self._row_fits(plans, ninner, bdim, width * nslots)
+                split = scf.IfOp(fits, has_else=True)
+                with ir.InsertionPoint(split.then_block):
+                    in_regs = scf.YieldOp([])
+                with ir.InsertionPoint(split.else_block):
+                    in_memory = scf.YieldOp([])
+            clones = [o.clone(ir.InsertionPoint(loops[0])) for o in loops]
+            with ir.InsertionPoint(in_regs), loops[0].location:
+                rr = _RowRegisters(width, nslots, ninner, tx, bdim, loops)
+            self._emit_row_group(clones, folds, keeps, row_ivs, tx, bdim, in_regs, rr)
+            self._emit_row_group(loops, folds, keeps, row_ivs, tx, bdim, in_memory, None)
+            self.bump("rows-in-registers")
+        for buf in kept:
+            _drop_buffer(buf)
+        self.bump("row-group-launches")
+        self.bump("loops-in-row-groups", len(loops))
+        return True
+
+    def _emit_row_group(self, loops: list[ir.Operation], folds: dict, keeps: dict, row_ivs: list, tx, bdim,
+                        before: ir.Operation, regs: "_RowRegisters | None") -> None:
+        """The loops of a row group, in order, before `before` (inside the launch); they are erased."""
+        loc = loops[0].location
+        for i, o in enumerate(loops):
             if i in folds.values():
                 continue  # folded into a later reduction
-            keep = False
-            if m is not None:
+            keep = keeps.get(i, False)
+            if i in keeps:
                 m = _match_reduction(o)  # again: loads of results kept in registers are gone from it
                 fill = loops[folds[i]] if i in folds else None
                 init = _fill_value(fill, m.store.operands[1]) if fill is not None else None
@@ -658,8 +706,7 @@ class GpuMapParallel(SymPass):
                     fill.erase()
                     self.bump("fills-folded")
                 acc = m.store.operands[1]
-                keep = init is not None and _private_result(m, loops[i:])
-                result = self._emit_reduction(m, row_ivs, tx, bdim, init, term, keep)
+                result = self._emit_reduction(m, row_ivs, tx, bdim, init, before, keep, regs=regs)
                 o.erase()
                 if keep:  # the later loops read the result, not the buffer
                     for later in loops[i + 1:]:
@@ -667,23 +714,66 @@ class GpuMapParallel(SymPass):
                             if op_l.name == "memref.load" and mem_l == acc:
                                 op_l.results[0].replace_all_uses_with(result)
                                 op_l.erase()
-                    kept.append(_root(acc))
                     self.bump("row-results-in-registers")
             else:
-                self._emit_row_parallel(o, row_ivs, k, tx, bdim, term)
+                self._emit_row_parallel(o, row_ivs, len(row_ivs), tx, bdim, before, regs)
             if i + 1 < len(loops) and not keep:  # a kept reduction wrote no memory
-                with ir.InsertionPoint(term), loc:
+                with ir.InsertionPoint(before), loc:
                     gpu.BarrierOp()
-        for buf in kept:
-            _drop_buffer(buf)
-        self.bump("row-group-launches")
-        self.bump("loops-in-row-groups", len(loops))
-        return True
 
-    def _emit_row_parallel(self, p: ir.Operation, row_ivs: list, k: int, tx, bdim, before) -> None:
+    def _row_registers(self, loops: list[ir.Operation], reds: list, folds: dict, k: int) -> tuple | None:
+        """(vector width, vectors per thread, row length, the loops' vector plans) when every loop of
+        a row group can work on a row held in registers: one reduced / innermost dim of the same
+        length, 128-bit accessible with one width; fills of per-row buffers aside. Else None."""
+        if not (self.vectorize and self.row_regs):
+            return None
+        width, ninner, plans = None, None, []
+        for i, (o, m) in enumerate(zip(loops, reds)):
+            if i in folds.values():
+                continue
+            if m is not None:
+                if len(m.red_trips) != 1:
+                    return None
+                blocks = [f.regions[0].blocks[0] for f in m.fors]
+                plan = _vector_plan([b.arguments[0] for b in blocks], m.value_ops, blocks, need_store=False)
+                n = m.red_trips[0]
+            else:
+                inner = list(o.opview.upperBound)[k:]
+                if not inner and _fill_value(o, None) is not None:
+                    continue  # a per-row buffer's fill: one store per row
+                body = o.regions[0].blocks[0]
+                ops = [c.operation for c in body.operations if c.operation.name != "scf.reduce"]
+                if len(inner) != 1 or not all(_unrollable(x) for x in ops):
+                    return None
+                plan = _vector_plan(list(body.arguments), ops, [body])
+                n = inner[0]
+            if plan is None or (width is not None and plan.width != width):
+                return None
+            if ninner is not None and not _same_sizes([n], [ninner]):
+                return None
+            width, ninner = plan.width, n
+            plans.append(plan)
+        if width is None or self.row_regs < width:
+            return None
+        return width, self.row_regs // width, ninner, plans
+
+    @staticmethod
+    def _row_fits(plans: list, n: ir.Value, bdim: ir.Value, per_thread: int) -> ir.Value:
+        """i1: the row (length `n`, at least one element) fits `per_thread` elements of each thread and
+        every plan's vectors are allowed (_vector_ok)."""
+        idx = ir.IndexType.get()
+        cap = arith.MulIOp(bdim, arith.ConstantOp(idx, per_thread).result).result
+        ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.ule, n, cap).result,
+                          arith.CmpIOp(arith.CmpIPredicate.uge, n, arith.ConstantOp(idx, 1).result).result).result
+        width = plans[0].width
+        return arith.AndIOp(ok, _vector_ok(_VectorPlan(width, [o for p in plans for o in p.vector], []), n)).result
+
+    def _emit_row_parallel(self, p: ir.Operation, row_ivs: list, k: int, tx, bdim, before,
+                           regs: "_RowRegisters | None" = None) -> None:
         """The elements of one row of parallel nest `p` (its first `k` dims are the rows), spread over
         the block's threads, `ept` per step with their loads in flight together, or 16 bytes per
-        thread and access when the row length and the buffers allow (a runtime split)."""
+        thread and access when the row length and the buffers allow (a runtime split). With `regs`
+        (the row held in registers): each of the thread's vectors, its stores under its bounds check."""
         idx = ir.IndexType.get()
         pv = p.opview
         inner = list(pv.upperBound)[k:]
@@ -722,8 +812,21 @@ class GpuMapParallel(SymPass):
             with ir.InsertionPoint(y):
                 _emit_vector_body(plan, args, body_ops, row_ivs + _delinearize(loop.induction_variable, inner))
 
+        def register_slots() -> None:
+            stores: list = []
+            for ok, safe in regs.slots:
+                _emit_vector_body(plan, args, body_ops, row_ivs + [safe], regs, stores)
+            for (ok, _), group in zip(regs.slots, _chunks(stores, len(stores) // len(regs.slots))):
+                ifop = scf.IfOp(ok)
+                with ir.InsertionPoint(ifop.then_block):
+                    for emit in group:
+                        emit()
+                    scf.YieldOp([])
+
         with ir.InsertionPoint(before), p.location:
-            if plan is None:
+            if regs is not None and plan is not None:
+                register_slots()
+            elif plan is None:
                 scalar_loop()
             else:
                 split = scf.IfOp(_vector_ok(plan, inner[-1]), has_else=True)
@@ -1070,11 +1173,11 @@ def _inside(op: ir.Operation, loops: list[ir.Operation]) -> bool:
     return False
 
 
-def _private_result(m: "_Reduction", loops: list[ir.Operation]) -> bool:
+def _private_result(m: "_Reduction", loops: list[ir.Operation], ignore: list = ()) -> bool:
     """Whether the result of reduction `m` (the first of `loops`, a row group's loops from it on) can
     stay in registers: its accumulator is a buffer allocated in the function that nothing but these
     loops accesses (sizes and deallocation aside), written by `m` alone and read through the same
-    memref (at the row: _row_group_ok)."""
+    memref (at the row: _row_group_ok). Accesses inside `ignore` (the fill folded into `m`) do not count."""
     acc = m.store.operands[1]
     root = _root(acc)
     alloc = defining_op(root)
@@ -1083,6 +1186,8 @@ def _private_result(m: "_Reduction", loops: list[ir.Operation]) -> bool:
     for v in _views(root):
         for u in _users(v):
             if (u.name in _VIEW_OPS and u.operands[0] == v) or u.name in ("memref.dim", "memref.dealloc"):
+                continue
+            if any(x is not None for x in ignore) and _inside(u, [x for x in ignore if x is not None]):
                 continue
             if not _inside(u, loops):
                 return False
@@ -1255,9 +1360,12 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
     return ok
 
 
-def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list) -> list[dict]:
+def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,
+                      regs: "_RowRegisters | None" = None, stores: list | None = None) -> list[dict]:
     """The body for `plan.width` consecutive elements from `ivs` (the first one's values of the loop
-    variables `args`); returns each lane's value mapping."""
+    variables `args`); returns each lane's value mapping. With `regs`, a vector load the row group
+    made already is reused. With `stores`, the vector stores are appended to it (callables that
+    emit them) instead of being emitted."""
     from torch_mlir.dialects import vector
 
     idx = ir.IndexType.get()
@@ -1278,7 +1386,11 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list) 
                 et = ir.MemRefType(mem.type).element_type
                 vt = ir.VectorType.get([W], et)
                 idxs = [base_map.get(v, v) for v in list(o.operands)[1:]]
-                ld = vector.LoadOp(vt, mem, idxs, alignment=W * _ITEMSIZE[str(et)]).result
+                ld = regs.load(mem, idxs) if regs is not None else None
+                if ld is None:
+                    ld = vector.LoadOp(vt, mem, idxs, alignment=W * _ITEMSIZE[str(et)]).result
+                    if regs is not None:
+                        regs.remember(mem, idxs, ld)
                 for j, lane in enumerate(lanes):
                     lane[o.results[0]] = vector.ExtractOp(ld, [], [j]).result
             else:
@@ -1288,11 +1400,77 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list) 
                 vals = [lane.get(o.operands[0], o.operands[0]) for lane in lanes]
                 vec = vector.FromElementsOp(vt, vals).result
                 idxs = [base_map.get(v, v) for v in list(o.operands)[2:]]
-                vector.StoreOp(vec, mem, idxs, alignment=W * _ITEMSIZE[str(et)])
+
+                def emit(vec=vec, mem=mem, idxs=idxs, align=W * _ITEMSIZE[str(et)]):
+                    vector.StoreOp(vec, mem, idxs, alignment=align)
+                if stores is None:
+                    emit()
+                else:
+                    stores.append(emit)
         else:
             for lane in lanes:
                 _clone_mapped(o, lane)
     return lanes
+
+
+class _RowRegisters:
+    """A row group's row held in registers: thread `tx` holds the vectors at `tx*W + s*bdim*W` for
+    s < slots (`slots`: (in the row, the position or 0 when not)), and the vector loads made so far
+    of buffers the group does not write (`load` / `remember`), reused by later loops."""
+
+    def __init__(self, width: int, nslots: int, n: ir.Value, tx: ir.Value, bdim: ir.Value,
+                 loops: list[ir.Operation]) -> None:
+        idx = ir.IndexType.get()
+        w = arith.ConstantOp(idx, width).result
+        zero = arith.ConstantOp(idx, 0).result
+        step = arith.MulIOp(bdim, w).result
+        pos = arith.MulIOp(tx, w).result
+        self.slots = []
+        for s in range(nslots):
+            if s:
+                pos = arith.AddIOp(pos, step).result
+            ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, n).result
+            self.slots.append((ok, arith.SelectOp(ok, pos, zero).result))
+        self.written = [_root(mem) for o in loops for op, mem, _ in _accesses(o)
+                        if op.name == "memref.store" and mem is not None]
+        self.loads: dict = {}
+
+    def _key(self, mem: ir.Value, idxs: list) -> tuple | None:
+        if any(_root(mem) == w for w in self.written):
+            return None
+        mem, idxs = _unexpanded(mem, idxs)
+        return (mem, *(_const(v) if _const(v) is not None else v for v in idxs))
+
+    def load(self, mem: ir.Value, idxs: list) -> "ir.Value | None":
+        key = self._key(mem, idxs)
+        return self.loads.get(key) if key is not None else None
+
+    def remember(self, mem: ir.Value, idxs: list, value: ir.Value) -> None:
+        key = self._key(mem, idxs)
+        if key is not None:
+            self.loads[key] = value
+
+
+def _unexpanded(mem: ir.Value, idxs: list) -> tuple:
+    """The same element through the source of `memref.expand_shape` views that only add unit dims
+    (softmax's max over `x` viewed as [m, 1, n] is the element [i, j] of `x`): (memref, indices)."""
+    op = defining_op(mem)
+    while op is not None and op.name == "memref.expand_shape":
+        shape = ir.MemRefType(mem.type).shape
+        src = []
+        for group in ir.ArrayAttr(op.attributes["reassociation"]):
+            dims = [ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)]
+            real = [d for d in dims if not (shape[d] == 1 and _const(idxs[d]) == 0)]
+            if len(real) > 1:
+                return mem, idxs
+            src.append(idxs[real[0]] if real else idxs[dims[0]])
+        mem, idxs = op.operands[0], src
+        op = defining_op(mem)
+    return mem, idxs
+
+
+def _chunks(xs: list, n: int) -> list:
+    return [xs[i:i + n] for i in range(0, len(xs), n)] if n else [[] for _ in xs]
 
 
 def _fill_value(p, out) -> "ir.Value | None":

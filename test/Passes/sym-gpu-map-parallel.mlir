@@ -4,6 +4,8 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='block-size=128 elements-per-thread=1 vectorize=0' | filecheck %s --check-prefix=OPT
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='reduction-vectors=2 max-reduction-block=128' | filecheck %s --check-prefix=RED2
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='split-full=0' | filecheck %s --check-prefix=SPLIT0
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='row-registers=0' | filecheck %s --check-prefix=MEM
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel --cse | filecheck %s --check-prefix=REG
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -473,31 +475,66 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // reductions' initial values; rows are recognized through views (the dim of an expand_shape of an
 // allocation of %m is %m). The row max and the row sum are buffers nothing else reads: each stays in
 // registers (gpu.all_reduce gives every thread the total), so no store, no barrier, no allocation,
-// and the sizes taken from them become the sizes they were made with.
+// and the sizes taken from them become the sizes they were made with. MEM (row-registers=0): the
+// loops re-read the row.
+//
+// By default, rows of at most 16 elements per thread (4 vectors of 4 f32) are held in registers, a
+// runtime split: each thread loads its vectors once (4 loads at tx*4 + s*bdim*4, each masked to the
+// row), every loop works on them, so the exp of the sum is the exp the normalization divides (one
+// math.exp per element, after CSE); the stores go under each vector's bounds check. Longer rows and unaligned
+// buffers take the loops (else branch).
+// REG-LABEL: func.func @softmax_rows
+// REG-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// REG:         %[[N:.*]] = memref.dim %[[X]], %c1
+// REG:         gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in ({{.*}}) threads(%[[TX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%[[BDIM:[a-z0-9_]+]] = %{{.*}}, {{.*}})
+// REG:           %[[CAP:.*]] = arith.muli %[[BDIM]], %c16
+// REG:           arith.cmpi ule, %[[N]], %[[CAP]]
+// REG:           scf.if %[[FITS:.*]] {
+// REG-NOT:         scf.for
+// REG:             %[[P0:.*]] = arith.muli %[[TX]], %c4{{.*}}
+// REG:             %[[OK0:.*]] = arith.cmpi ult, %[[P0]], %[[N]]
+// REG:             %[[S0:.*]] = arith.select %[[OK0]], %[[P0]], %c0{{.*}}
+// REG-COUNT-4:     vector.load %[[X]][%[[BX]], %{{.*}}]
+// REG-NOT:         vector.load
+// REG:             gpu.all_reduce maximumf
+// REG-COUNT-16:    math.exp
+// REG-NOT:         math.exp
+// REG:             gpu.all_reduce add
+// REG-NOT:         vector.load
+// REG-NOT:         math.exp
+// REG:             arith.divf
+// REG:             scf.if %[[OK0]] {
+// REG-NEXT:          vector.store %{{.*}}, %[[Y]][%[[BX]], %[[S0]]]
+// REG-COUNT-3:     vector.store %{{.*}}, %[[Y]]
+// REG:           } else {
+// REG:             scf.for
+// REG:           gpu.terminator
+// REG-NOT:     gpu.launch
+// REG:         return
 // CHECK-LABEL: func.func @softmax_rows
 // OPT-LABEL: func.func @softmax_rows
-// VEC-LABEL: func.func @softmax_rows
-// VEC-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
-// VEC:         %[[M:.*]] = memref.dim %[[X]], %c0
-// VEC-NOT:     memref.alloc
-// VEC:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %{{.*}}, {{.*}})
-// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:           %[[MAXP:.*]] = gpu.all_reduce maximumf
-// VEC:           %[[MAX:.*]] = arith.maximumf %[[MAXP]], %cst
-// VEC-NOT:       memref.store
-// VEC-NOT:       gpu.barrier
-// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:             arith.subf %{{.*}}, %[[MAX]]
-// VEC:             math.exp
-// VEC:           %[[SUMP:.*]] = gpu.all_reduce add
-// VEC:           %[[SUM:.*]] = arith.addf %[[SUMP]], %cst
-// VEC-NOT:       gpu.barrier
-// VEC:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
-// VEC:             arith.divf %{{.*}}, %[[SUM]]
-// VEC:             memref.store %{{.*}}, %[[Y]][%[[BX]],
-// VEC:           gpu.terminator
-// VEC-NOT:     gpu.launch
-// VEC:         return
+// MEM-LABEL: func.func @softmax_rows
+// MEM-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// MEM:         %[[M:.*]] = memref.dim %[[X]], %c0
+// MEM-NOT:     memref.alloc
+// MEM:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %{{.*}}, {{.*}})
+// MEM:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// MEM:           %[[MAXP:.*]] = gpu.all_reduce maximumf
+// MEM:           %[[MAX:.*]] = arith.maximumf %[[MAXP]], %cst
+// MEM-NOT:       memref.store
+// MEM-NOT:       gpu.barrier
+// MEM:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// MEM:             arith.subf %{{.*}}, %[[MAX]]
+// MEM:             math.exp
+// MEM:           %[[SUMP:.*]] = gpu.all_reduce add
+// MEM:           %[[SUM:.*]] = arith.addf %[[SUMP]], %cst
+// MEM-NOT:       gpu.barrier
+// MEM:           scf.for %{{.*}} = %[[TX]] to %{{.*}} step
+// MEM:             arith.divf %{{.*}}, %[[SUM]]
+// MEM:             memref.store %{{.*}}, %[[Y]][%[[BX]],
+// MEM:           gpu.terminator
+// MEM-NOT:     gpu.launch
+// MEM:         return
 // With fuse-rows=0: a launch per loop.
 // ROWS0-LABEL: func.func @softmax_rows
 // ROWS0-COUNT-3: gpu.launch
@@ -558,18 +595,36 @@ func.func @softmax_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
 // -----
 
 // The row max is also read after the group (copied to an output): it stays a buffer, stored by thread
-// 0, with a barrier before the loops that read it; the row sum still stays in registers.
+// 0, with a barrier before the loops that read it; the row sum still stays in registers. In the
+// register path the row is not loaded again after the barrier.
 // VEC-LABEL: func.func @softmax_rows_max_escapes
 // VEC:         %[[A:.*]] = memref.alloc
 // VEC:         gpu.launch
-// VEC:           gpu.all_reduce maximumf
 // VEC:           scf.if
-// VEC:             memref.store %{{.*}}, %[[A]]
-// VEC:           gpu.barrier
-// VEC:           gpu.all_reduce add
-// VEC-NOT:       gpu.barrier
+// VEC-COUNT-4:     vector.load
+// VEC:             gpu.all_reduce maximumf
+// VEC:             scf.if
+// VEC:               memref.store %{{.*}}, %[[A]]
+// VEC:             gpu.barrier
+// VEC-NOT:         vector.load %arg0
+// VEC:             memref.load %[[A]]
+// VEC:             gpu.all_reduce add
+// VEC-NOT:         gpu.barrier
+// VEC:           } else {
+// VEC:             gpu.barrier
 // VEC:           gpu.terminator
 // VEC:         memref.copy %[[A]], %arg2
+// MEM-LABEL: func.func @softmax_rows_max_escapes
+// MEM:         %[[A:.*]] = memref.alloc
+// MEM:         gpu.launch
+// MEM:           gpu.all_reduce maximumf
+// MEM:           scf.if
+// MEM:             memref.store %{{.*}}, %[[A]]
+// MEM:           gpu.barrier
+// MEM:           gpu.all_reduce add
+// MEM-NOT:       gpu.barrier
+// MEM:           gpu.terminator
+// MEM:         memref.copy %[[A]], %arg2
 func.func @softmax_rows_max_escapes(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %z: memref<?xf32>) -> i32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -15,6 +15,7 @@ and phase computes; the cross-thread combination is upstream's gpu.all_reduce, c
 from __future__ import annotations
 
 import ctypes
+import re
 
 import numpy as np
 import pytest
@@ -219,10 +220,15 @@ def test_arg_reductions_as_block_reductions(name):
 def test_paths_present(kernels):
     """The mapped IR has what the sizes above exercise: a 128-bit path beside the scalar one for the
     elementwise kernels, and softmax / layer norm each in one launch (a row group) whose two row
-    reductions (max and sum; mean and variance) keep their results in registers: no buffer for them."""
+    reductions (max and sum; mean and variance) keep their results in registers: no buffer for them.
+    Each row group has two paths (rows held in registers, up to 16 elements per thread, and loops over
+    longer rows), each with the two block reductions; in the first, the row is loaded once."""
     assert "vector.load" in kernels["gelu_chain"].mapped_ir and "vector.store" in kernels["gelu_chain"].mapped_ir
     assert "vector.load" in kernels["mask_add"].mapped_ir
     for name in ("softmax", "layernorm"):
         k = kernels[name]
-        assert k.launches == 1 and k.mapped_ir.count("gpu.all_reduce") == 2, name
+        assert k.launches == 1 and k.mapped_ir.count("gpu.all_reduce") == 4, name
+        in_regs = k.mapped_ir.split("} else {")[0]  # the register path comes first
+        row_loads = re.findall(r"vector\.load [^\n]*: memref<\?x(?:1x)?\?xf32>", in_regs)  # of x or x's [m, 1, n] view
+        assert len(row_loads) == 4 and "gpu.all_reduce" in in_regs and "scf.for" not in in_regs, (name, row_loads)
         assert "memref.alloc" not in k.mapped_ir, name

@@ -53,6 +53,21 @@ def test_the_dtype_is_part_of_the_key():
     assert len(list(artifact_cache.cache_dir().glob("*.json"))) == 2
 
 
+def test_the_pipelines_are_part_of_the_key(monkeypatch):
+    """MLIR_SYM_GPU_MAP_OPTIONS (read at import) changes the GPU pipeline's text: an artifact compiled
+    under other mapping options is not loaded (benchmarks compare settings on one disk cache)."""
+    from mlir_sym import pipelines
+
+    run_fresh(softmax_plus_len, [5])
+    backend.stats.reset()
+    gpu = pipelines.PIPELINES["sym-lower-to-nvvm"]
+    monkeypatch.setitem(pipelines.PIPELINES, "sym-lower-to-nvvm",
+                        gpu.replace(" sym-gpu-map-parallel,", " sym-gpu-map-parallel{row-registers=0},"))
+    run_fresh(softmax_plus_len, [5])
+    assert backend.stats.artifact_cache_hits == 0 and backend.stats.compiles == 1
+    assert len(list(artifact_cache.cache_dir().glob("*.json"))) == 2
+
+
 def test_added_guards_are_stored_checked_and_reinstalled():
     run_fresh(first_split, [8])
     (entry,) = [json.loads(p.read_text()) for p in artifact_cache.cache_dir().glob("*.json")]
