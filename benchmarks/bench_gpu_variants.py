@@ -1,7 +1,9 @@
 """GPU time of our kernels under several settings of the GPU mapping, with inductor's on the same host.
 
 Each setting is a value of MLIR_SYM_GPU_MAP_OPTIONS (options of sym-gpu-map-parallel, e.g.
-"reduction-vectors=1 max-reduction-block=128"; "" is the default mapping), run in a process of its own
+"reduction-vectors=1 max-reduction-block=128"; "" is the default mapping) or, written
+"pass{options} ...", of MLIR_SYM_GPU_PASS_OPTIONS (any pass of the GPU pipeline, e.g.
+"sym-gpu-occupancy{elementwise-blocks=6}"), run in a process of its own
 (the pipeline is read at import). Per case, dtype and shape: the kernels' GPU time per call from
 torch.profiler's CUDA activity (not wall time: the host does not enter it), as GB/s (the bytes a
 perfect kernel moves: every input read once, every output written once) and % of the copy peak
@@ -81,7 +83,9 @@ def main() -> None:
     results = {}
     for k, setting in enumerate(settings):
         backends = (["inductor"] if k == 0 and not a.no_inductor else []) + ["mlir_sym"]
-        env = dict(os.environ, MLIR_SYM_GPU_MAP_OPTIONS=setting)
+        # "opts": options of sym-gpu-map-parallel; "pass{opts} ...": options of any pass of the GPU pipeline
+        env = dict(os.environ, **({"MLIR_SYM_GPU_PASS_OPTIONS": setting} if "{" in setting
+                                  else {"MLIR_SYM_GPU_MAP_OPTIONS": setting}))
         cmd = [sys.executable, __file__, "--child", ",".join(backends), "--cases", a.cases, "--dtypes", a.dtypes,
                "--shapes", a.shapes, "--calls", str(a.calls)]
         out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 
 from torch_mlir import ir
@@ -70,7 +71,7 @@ PIPELINES: dict[str, str] = {
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "sym-gpu-library-calls, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
         "canonicalize, sym-gpu-map-parallel, gpu-launch-sink-index-computations, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
-        "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, "
+        "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, sym-gpu-occupancy, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, convert-math-to-llvm, "
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
@@ -78,10 +79,15 @@ PIPELINES: dict[str, str] = {
 # Tuning the GPU mapping without editing the pipeline: MLIR_SYM_GPU_MAP_OPTIONS="reduction-vectors=2
 # max-reduction-block=128" passes options to sym-gpu-map-parallel (they enter the code cache's key
 # with the pipeline text). For experiments; benchmarks/bench_gpu_variants.py compares settings.
+# MLIR_SYM_GPU_PASS_OPTIONS="sym-gpu-occupancy{elementwise-blocks=6} sym-gpu-map-parallel{...}" does
+# the same for any pass of that pipeline.
 _MAP_OPTIONS = os.environ.get("MLIR_SYM_GPU_MAP_OPTIONS", "").strip()
-if _MAP_OPTIONS:
-    PIPELINES["sym-lower-to-nvvm"] = PIPELINES["sym-lower-to-nvvm"].replace(
-        " sym-gpu-map-parallel,", f" sym-gpu-map-parallel{{{_MAP_OPTIONS}}},")
+_PASS_OPTIONS = ([("sym-gpu-map-parallel", _MAP_OPTIONS)] if _MAP_OPTIONS else []) + re.findall(
+    r"([\w-]+)\{([^}]*)\}", os.environ.get("MLIR_SYM_GPU_PASS_OPTIONS", ""))
+for _name, _opts in _PASS_OPTIONS:
+    if f" {_name}," not in PIPELINES["sym-lower-to-nvvm"]:
+        raise ValueError(f"MLIR_SYM_GPU_PASS_OPTIONS: {_name} is not a pass of sym-lower-to-nvvm (or has options already)")
+    PIPELINES["sym-lower-to-nvvm"] = PIPELINES["sym-lower-to-nvvm"].replace(f" {_name},", f" {_name}{{{_opts}}},")
 # The GPU mapping executed on the CPU (sym-gpu-emulate-launches; MLIR_SYM_EMULATE_GPU=1 for CPU
 # artifacts): sym-lower-to-nvvm up to sym-gpu-map-parallel, matmuls mapped like any loop nest (no
 # library calls), then the launches as loops and the CPU lowering. A test of the kernels' index math.

@@ -1,0 +1,66 @@
+// RUN: symopt %s --split-input-file --sym-gpu-occupancy='elementwise-blocks=6' | filecheck %s
+// RUN: symopt %s --split-input-file --sym-gpu-occupancy | filecheck %s --check-prefix=DEF
+// RUN: symopt %s --split-input-file --sym-gpu-occupancy='elementwise-blocks=0' | filecheck %s --check-prefix=OFF
+// RUN: symopt %s --split-input-file --sym-gpu-occupancy='elementwise-blocks=33' --verify-diagnostics
+
+// An elementwise kernel of 256 threads asks for 6 resident blocks per SM (8 by default); a kernel
+// with a block reduction (threads wait for each other), one of 512 threads (6 blocks would not fit)
+// and one whose 128-bit path loads 80 bytes per thread (five inputs) do not.
+// CHECK-LABEL: gpu.module @ew
+// CHECK:         gpu.func @ew{{.*}}nvvm.minctasm = 6 : i32
+// CHECK-LABEL: gpu.module @red
+// CHECK-NOT:     nvvm.minctasm
+// CHECK-LABEL: gpu.module @big
+// CHECK-NOT:     nvvm.minctasm
+// CHECK-LABEL: gpu.module @wide
+// CHECK-NOT:     nvvm.minctasm
+// DEF-LABEL: gpu.module @ew
+// DEF:         gpu.func @ew{{.*}}nvvm.minctasm = 8 : i32
+// DEF-LABEL: gpu.module @red
+// DEF-NOT:     nvvm.minctasm
+// OFF-NOT:     nvvm.minctasm
+// expected-error@+1 {{elementwise-blocks must be in 0..32, not 33}}
+module attributes {gpu.container_module} {
+  gpu.module @ew {
+    gpu.func @ew(%a: memref<?xbf16>, %b: memref<?xbf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %v = vector.load %a[%c0] : memref<?xbf16>, vector<8xbf16>
+      %w = vector.load %b[%c0] : memref<?xbf16>, vector<8xbf16>
+      %s = arith.addf %v, %w : vector<8xbf16>
+      vector.store %s, %a[%c0] : memref<?xbf16>, vector<8xbf16>
+      gpu.return
+    }
+  }
+  gpu.module @red {
+    gpu.func @red(%a: memref<?xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<?xf32>
+      %s = gpu.all_reduce add %v uniform {} : (f32) -> f32
+      memref.store %s, %a[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+  gpu.module @big {
+    gpu.func @big(%a: memref<?xf32>) kernel attributes {known_block_size = array<i32: 512, 1, 1>} {
+      gpu.return
+    }
+  }
+  gpu.module @wide {
+    gpu.func @wide(%a: memref<?xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      %c12 = arith.constant 12 : index
+      %c16 = arith.constant 16 : index
+      %v0 = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+      %v1 = vector.load %a[%c4] : memref<?xf32>, vector<4xf32>
+      %v2 = vector.load %a[%c8] : memref<?xf32>, vector<4xf32>
+      %v3 = vector.load %a[%c12] : memref<?xf32>, vector<4xf32>
+      %true = arith.constant true
+      scf.if %true {
+        %v4 = vector.load %a[%c16] : memref<?xf32>, vector<4xf32>
+      }
+      gpu.return
+    }
+  }
+}
