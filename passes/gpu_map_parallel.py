@@ -18,8 +18,9 @@ one vector.load/vector.store per buffer, under a uniform runtime check (innermos
 the width; every vector buffer's address, offset and outer strides aligned to a whole vector; unit
 innermost stride); otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
 
-Reductions (a block per output element, 32..`max-reduction-block` threads by the row length) and
-the loops of row groups take the same 128-bit path under the same kind of runtime check, a
+Reductions (a block per output element, 32..`max-reduction-block` threads: the fewest that give
+each thread at most 16 elements) and the loops of row groups take the same 128-bit path under the
+same kind of runtime check, a
 reduction issuing `reduction-vectors` (4) vector loads per thread and step. A reduction to one value
 (`x.sum()`) is split: up to 1024 blocks reduce chunks into a buffer of partials, one block combines
 them (option `split-full=0`: one block for all). A fill of the accumulator right before a reduction
@@ -66,6 +67,7 @@ BARRIER_HOST_OPS = {
     "gpu.launch_func",
 }
 HOST_BUFFER_ATTR = "sym.host_buffer"
+ROW_ELEMENTS_PER_THREAD = 16  # a block reduction's block size aims at this many elements per thread
 _MAX_HOST_BUFFER = 64
 
 
@@ -969,20 +971,19 @@ def _delinearize(lin: ir.Value, trips: list) -> list:
 
 
 def _reduction_block_size(m: "_Reduction", largest: int = 256) -> ir.Value:
-    """Threads per block for a reduction: 32..`largest` by the reduction length (a warp for short rows)."""
+    """Threads per block for a reduction: the fewest of 32, 64, .. `largest` that give each thread at
+    most ROW_ELEMENTS_PER_THREAD elements of the reduction (a warp for rows up to 512 elements,
+    256 threads from 2049 on), so short rows do not leave most threads idle."""
     idx = ir.IndexType.get()
     nred = m.red_trips[0]
     for t in m.red_trips[1:]:
         nred = arith.MulIOp(nred, t).result
-    block = arith.ConstantOp(idx, 32).result
-    for width in (64, 128, 256, 512, 1024):
-        if width > largest:
-            break
-        w = arith.ConstantOp(idx, width).result
-        ge = arith.CmpIOp(arith.CmpIPredicate.uge, nred, w).result
-        block = arith.SelectOp(ge, w, block).result
+    widths = [w for w in (32, 64, 128, 256, 512, 1024) if w <= largest]
+    block = arith.ConstantOp(idx, widths[-1]).result
+    for width in reversed(widths[:-1]):
+        fits = arith.CmpIOp(arith.CmpIPredicate.ule, nred, arith.ConstantOp(idx, width * ROW_ELEMENTS_PER_THREAD).result).result
+        block = arith.SelectOp(fits, arith.ConstantOp(idx, width).result, block).result
     return block
-
 
 
 def _size_key(v: ir.Value) -> tuple:

@@ -151,7 +151,8 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // VEC:         gpu.all_reduce add %[[P]] uniform
 // Options: at most 128 threads per reduction block, 2 vector loads per step.
 // RED2-LABEL: func.func @row_sum
-// RED2:         %[[B:.*]] = arith.select %{{.*}}, %c128, %{{.*}} : index
+// RED2:         arith.select %{{.*}}, %c64, %c128 : index
+// RED2:         %[[B:.*]] = arith.select %{{.*}}, %c32, %{{.*}} : index
 // RED2-NOT:     %c256
 // RED2:         gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[B]],
 // RED2:           arith.muli %{{.*}}, %c4{{.*}} : index
@@ -164,7 +165,11 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
-// CHECK:       %[[B:.*]] = arith.select %{{.*}}, %c256, %{{.*}} : index
+// The block: the fewest threads (32..256) that give each at most 16 elements of the row.
+// CHECK:       %[[L2:.*]] = arith.cmpi ule, %[[N]], %c2048
+// CHECK:       arith.select %[[L2]], %c128, %c256 : index
+// CHECK:       %[[L0:.*]] = arith.cmpi ule, %[[N]], %c512
+// CHECK:       %[[B:.*]] = arith.select %[[L0]], %c32, %{{.*}} : index
 // CHECK:       gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %[[B]], {{.*}})
 // CHECK:         %[[STEP:.*]] = arith.muli %[[BDIM]], %c4 : index
 // CHECK:         %[[PART:.*]] = scf.for %[[J:.*]] = %[[TX]] to %[[N]] step %[[STEP]] iter_args
