@@ -22,6 +22,7 @@ from mlir_sym.passes import (  # noqa: F401
     mask_to_where,
     parallel_dims_first,
     memref_copy_to_linalg,
+    nan_arg_reductions,
     nested_assert_to_status,
     readonly_inputs,
     results_to_out_params,

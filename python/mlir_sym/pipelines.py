@@ -48,7 +48,7 @@ PIPELINES: dict[str, str] = {
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
-        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
+        "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, canonicalize, "
         "func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "

@@ -5,8 +5,8 @@
 // RUN: %PYTHON -m mlir_sym.gpu_compile %s --emit=ptx | filecheck %s --check-prefix=PTX
 
 // The fused pointwise chain is one launch over the linearized [m, n] space: blocks of 256 threads,
-// 4 elements per thread (ceil(m*n/1024) blocks). The row sum is one block per row (32..256 threads by
-// the row length) that reduces with gpu.all_reduce (warp shuffles) and combines with the fill's value
+// 4 elements per thread (ceil(m*n/1024) blocks). The row sum is one block per row (32..256 threads:
+// the fewest that give each at most 16 elements of the row) that reduces with gpu.all_reduce (warp shuffles) and combines with the fill's value
 // (the fill itself is folded into the reduction: no launch, no read back).
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    memref<?x?xf32>
@@ -16,7 +16,7 @@
 // CHECK:         %[[T:.*]] = arith.muli %[[M]], %[[N]] : index
 // CHECK:         %[[G:.*]] = arith.ceildivui %[[T]], %c1024
 // CHECK:         gpu.launch_func  @main_kernel::@main_kernel blocks in (%[[G]], %c1, %c1) threads in (%c256, %c1, %c1)
-// CHECK:         %[[B:.*]] = arith.select %{{.*}}, %c256, %{{.*}} : index
+// CHECK:         %[[B:.*]] = arith.select %{{.*}}, %c32, %{{.*}} : index
 // CHECK:         gpu.launch_func  @main_kernel_0::@main_kernel_0 blocks in (%[[M]], %c1, %c1) threads in (%[[B]], %c1, %c1)
 // CHECK-NOT:     gpu.launch_func
 // CHECK:         return %{{.*}} : i32
