@@ -187,14 +187,16 @@ def test_full_reduction_split_over_blocks(fn):
 
 
 ARG_FNS = {"argmax_rows": lambda x: x.argmax(-1), "argmin_rows": lambda x: x.argmin(-1),
-           "max_dim": lambda x: x.max(dim=-1), "argmax_all": lambda x: x.argmax()}
+           "max_dim": lambda x: x.max(dim=-1), "argmax_all": lambda x: x.argmax(),
+           "argmin_columns": lambda x: x.argmin(0)}  # over the rows: sym-parallel-dims-first renumbers linalg.index
 
 
 @pytest.mark.parametrize("name", list(ARG_FNS))
 def test_arg_reductions_as_block_reductions(name):
     """argmax / argmin / max.dim run a block per output (three block reductions: the first NaN, the
     extreme before it, its first position), not a thread per output: eager's result on ties, -inf
-    rows, NaNs (first and later), odd and long rows, and over all elements."""
+    rows, NaNs (first and later), odd and long rows, over all elements, and over the rows (a block
+    per column: one launch, not a loop on the host)."""
     fn = ARG_FNS[name]
     k = Emulated(fn, [torch.randn(6, 16)])
     assert k.mapped_ir.count("gpu.all_reduce minsi") == 2, k.mapped_ir
