@@ -26,8 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _bytes(case: str, m: int, n: int, itemsize: int) -> int:
-    """Bytes a perfect kernel moves: the [m, n] input read, the output written ([m] for a row sum)."""
-    return m * n * itemsize + (m * itemsize if case == "rowsum" else m * n * itemsize)
+    """Bytes a perfect kernel moves: the [m, n] input read, the output written ([m] for a row sum,
+    [n] for a column sum)."""
+    out = {"rowsum": m, "colsum": n}.get(case, m * n)
+    return m * n * itemsize + out * itemsize
 
 
 def measure(backends: list[str], cases: list[str], dtypes: list[str], shapes: list[tuple[int, int]], calls: int) -> dict:

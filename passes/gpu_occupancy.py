@@ -5,7 +5,7 @@ hides memory latency with resident warps; ptxas, left alone, may spend registers
 parallelism instead (a bf16 gelu with 8 lanes per thread took 64 registers: 4 blocks of 256 threads
 per SM). Option `elementwise-blocks=N` (default 8; 0: off) sets `nvvm.minctasm = N` on every such
 kernel whose block size is known (`known_block_size`, at most 2048 / N threads) and whose 128-bit
-path loads at most `max-load-bytes` (64) per thread, so ptxas limits its registers to fit N blocks per
+path (or scalar path, when it loads more) loads at most `max-load-bytes` (64) per thread, so ptxas limits its registers to fit N blocks per
 SM (65536 / (N * threads): 32 registers for 8 blocks of 256 threads). Kernels that synchronize, and
 wide ones (many inputs: their values would not fit those registers), are left alone.
 
@@ -36,21 +36,30 @@ def _synchronizes(op: ir.Operation) -> bool:
     return False
 
 
-def _vector_load_bytes(op: ir.Operation) -> int:
-    """Bytes the vector.load ops under `op` read (one thread's 128-bit path)."""
+def _load_bytes(op: ir.Operation, kind: str) -> int:
+    """Bytes the `kind` ops (vector.load or memref.load) under `op` read."""
     total = 0
     for region in op.regions:
         for block in region.blocks:
             for c in block.operations:
                 c = c.operation
-                if c.name == "vector.load":
-                    vt = ir.VectorType(c.results[0].type)
-                    n = 1
-                    for d in vt.shape:
-                        n *= d
-                    total += n * max(1, getattr(vt.element_type, "width", 64) // 8)
-                total += _vector_load_bytes(c)
+                if c.name == kind:
+                    t = c.results[0].type
+                    n, et = 1, t
+                    if kind == "vector.load":
+                        vt = ir.VectorType(t)
+                        et = vt.element_type
+                        for d in vt.shape:
+                            n *= d
+                    total += n * max(1, getattr(et, "width", 64) // 8)
+                total += _load_bytes(c, kind)
     return total
+
+
+def _vector_load_bytes(op: ir.Operation) -> int:
+    """Bytes one thread loads: its 128-bit path's, or its scalar path's (`elements-per-thread`
+    loads of each buffer) when that is more (a kernel without a 128-bit path)."""
+    return max(_load_bytes(op, "vector.load"), _load_bytes(op, "memref.load"))
 
 
 @register

@@ -51,9 +51,6 @@ class ParallelDimsFirst(SymPass):
                 continue
             # old dim order[k] becomes new dim k: each map's old d_i is new d_{pos[i]}
             pos = {old: new for new, old in enumerate(order)}
-            i64 = ir.IntegerType.get_signless(64)
-            for o in own:  # linalg.index d names a loop dim: the same loop under its new number
-                o.attributes["dim"] = ir.IntegerAttr.get(i64, pos[ir.IntegerAttr(o.attributes["dim"]).value])
             n = len(its)
             perm = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(pos[i]) for i in range(n)])
             maps = []
@@ -65,6 +62,9 @@ class ParallelDimsFirst(SymPass):
             if len(maps) != len(ir.ArrayAttr(g.attributes["indexing_maps"])):
                 continue
             g.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
+            i64 = ir.IntegerType.get_signless(64)
+            for o in own:  # linalg.index d names a loop dim: the same loop under its new number
+                o.attributes["dim"] = ir.IntegerAttr.get(i64, pos[ir.IntegerAttr(o.attributes["dim"]).value])
             old = list(ir.ArrayAttr(g.attributes["iterator_types"]))
             g.attributes["iterator_types"] = ir.ArrayAttr.get([old[d] for d in order])
             self.bump("generics-reordered")

@@ -6,6 +6,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='split-full=0' | filecheck %s --check-prefix=SPLIT0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='row-registers=0' | filecheck %s --check-prefix=MEM
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel --cse | filecheck %s --check-prefix=REG
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='column-reductions=0' | filecheck %s --check-prefix=COL0
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -1016,6 +1017,66 @@ func.func @argmax_value_reads_acc(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: m
       %sel = arith.select %gt, %jj, %k : i64
       memref.store %mx, %v[%i] : memref<?xf32>
       memref.store %sel, %ix[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A reduction over the rows (`x.sum(0)`: the load's innermost index is the output's) in two coalesced
+// launches: thread t takes column t % n and the t / n-th chunk of rows (chunks: about 2^18 threads
+// in all, at least 16 rows each), 4 rows in flight per step, its partial stored at t; then a thread
+// per column combines the chunks' partials with the folded fill. No block reduction.
+// CHECK-LABEL: func.func @col_sum
+// CHECK:         %[[M:.*]] = memref.dim %arg0, %c0
+// CHECK:         %[[N:.*]] = memref.dim %arg0, %c1
+// CHECK:         arith.ceildivui %[[M]], %c16 : index
+// CHECK:         %[[ROWS:.*]] = arith.ceildivui %[[M]], %{{.*}} : index
+// CHECK:         %[[CHUNKS:.*]] = arith.ceildivui %[[M]], %{{.*}} : index
+// CHECK:         %[[PART:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         gpu.launch
+// CHECK:           %[[T:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[COL:.*]] = arith.remui %[[T]], %[[N]] : index
+// CHECK:           %[[K:.*]] = arith.divui %[[T]], %[[N]] : index
+// CHECK:           %[[LO:.*]] = arith.muli %[[K]], %[[ROWS]] : index
+// CHECK:           %[[SUM:.*]] = scf.for %[[R:.*]] = %[[LO]] to %{{.*}} step %c4
+// CHECK:             memref.load %arg0[%[[R]], %[[COL]]]
+// CHECK-COUNT-3:     memref.load %arg0[%{{.*}}, %[[COL]]]
+// CHECK:           memref.store %[[SUM]], %[[PART]][%[[T]]]
+// CHECK:         gpu.launch
+// CHECK:           %[[C:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[TOT:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[CHUNKS]] step
+// CHECK:             %[[JN:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK:             %[[AT:.*]] = arith.addi %[[JN]], %[[C]] : index
+// CHECK:             memref.load %[[PART]][%[[AT]]]
+// CHECK:           %[[OUT:.*]] = arith.addf %[[TOT]], %cst
+// CHECK:           memref.store %[[OUT]], %arg1[%[[C]]]
+// CHECK-NOT:     gpu.all_reduce
+// CHECK-NOT:     gpu.launch
+// With column-reductions=0: a block per column, threads striding over its rows.
+// COL0-LABEL: func.func @col_sum
+// COL0:         gpu.launch
+// COL0:           gpu.all_reduce add
+// COL0-NOT:     gpu.launch
+func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
     }
     scf.reduce
   }
