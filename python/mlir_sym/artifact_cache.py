@@ -197,7 +197,7 @@ def install_guards(texts: Sequence[str], shape_env) -> bool:
 
 def load(entry: dict, device: torch.device | None):
     """The artifact of `entry`, its code loaded (GPU: the PTX onto `device`)."""
-    from mlir_sym.capture import artifact_from_plan, cpu_variant
+    from mlir_sym.capture import artifact_from_plan, cpu_opt_level, cpu_variant
     from mlir_sym.context import make_context
     from mlir_sym.runtime.cpu import JitModule
     from torch_mlir import ir
@@ -207,7 +207,7 @@ def load(entry: dict, device: torch.device | None):
     for r in entry["variants"]:
         if r["target"] == "cpu":
             with ctx, timing.phase("llvm-jit"):
-                jit = JitModule(ir.Module.parse(r["llvm"]))
+                jit = JitModule(ir.Module.parse(r["llvm"]), cpu_opt_level())
             variants.append(cpu_variant(jit, ctx, r["label"], r["func"], r["n_sources"], [tuple(k) for k in r["kinds"]],
                                         [tuple(c) for c in r["checks"]], r["assert_msgs"]))
         else:
