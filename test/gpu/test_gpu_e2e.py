@@ -202,6 +202,27 @@ def test_full_reductions_over_many_blocks(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_column_reductions(dtype):
+    """Reductions over outer dims (sym-gpu-map-parallel's column reductions: a thread per output and
+    chunk of rows, then a thread per output over the chunks' partials) and arg-reductions over them
+    (a block per column): against eager with one chunk and many, odd widths, a view, and one
+    compilation for every size."""
+    def f(x):
+        return x.sum(0), x.amax(0), x.view(x.shape[0], 2, -1).sum(1), x.float().pow(2).mean(0), x.argmax(0)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    for m, n in [(5, 8), (33, 778), (4096, 64), (8192, 4096), (3, 100000)]:
+        x = torch.randn(m, n, device=DEV, dtype=dtype, generator=g)
+        got, want = cf(x), f(x)
+        for a, b in zip(got[:4], want[:4]):
+            torch.testing.assert_close(a.float(), b.float(), rtol=2e-2 if dtype == torch.bfloat16 else 1e-4,
+                                       atol=1e-2 * m ** 0.5)
+        assert torch.equal(got[4], want[4])
+    assert backend.stats.compiles == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_arg_reductions_block_per_row(dtype):
     """argmax / argmin / max.dim along rows and over all elements run as block reductions: against
     eager on random rows, ties, long rows, -inf rows and NaNs (a NaN wins at its first position)."""
