@@ -99,11 +99,14 @@ def _load_all() -> None:
 # Upstream passes: the names this MLIR build knows, found by asking its parser (no list to rot).
 
 _UPSTREAM_CACHE: dict[str, bool] = {}
+_UPSTREAM_CTX: list = []  # one context for the parser's checks (a context each cost 2 ms a name)
 
 
 def is_upstream_pass(name: str) -> bool:
     if name not in _UPSTREAM_CACHE:
-        with ir.Context():
+        if not _UPSTREAM_CTX:
+            _UPSTREAM_CTX.append(ir.Context())
+        with _UPSTREAM_CTX[0]:
             try:
                 PassManager.parse(f"builtin.module({name})")
                 ok = True
