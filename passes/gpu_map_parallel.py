@@ -25,8 +25,9 @@ reduction issuing `reduction-vectors` (4) vector loads per thread and step. A re
 (`x.sum()`) is split: up to 1024 blocks reduce chunks into a buffer of partials, one block combines
 them (option `split-full=0`: one block for all). A reduction over outer dims (`x.sum(0)`: the loads'
 innermost index is the output's) is two coalesced launches instead: a thread per output element
-and chunk of rows writes partials, a thread per output combines them (option
-`column-reductions=0`: a block per output). A fill of the accumulator right before a reduction
+and chunk of rows writes partials, a thread per output combines them; arg-reductions over outer
+dims (`x.argmax(0)`) the same way, with (value, position) partials (option `column-reductions=0`:
+a block per output). A fill of the accumulator right before a reduction
 is its initial value, not a launch.
 
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
@@ -246,7 +247,9 @@ class GpuMapParallel(SymPass):
             else:
                 flush_held()
                 am = _match_argreduce(o)
-                if am is not None:
+                if am is not None and self.columns and _column_reduction_ok(am):
+                    self._column_argreduction(o, am)
+                elif am is not None:
                     self._argreduction(o, am)
                 else:
                     self._parallel(o, bs)
@@ -355,35 +358,11 @@ class GpuMapParallel(SymPass):
         def comb(a, b):
             return ir.Operation.create(m.combine.name, results=[T], operands=[a, b], attributes=attrs).results[0]
 
-        def launch(total: ir.Value) -> tuple:
-            bs = arith.ConstantOp(idx, 256).result
-            lv = gpu.LaunchOp((arith.CeilDivUIOp(total, bs).result, c1, c1), (bs, c1, c1))
-            body = lv.regions[0].blocks[0]
-            with ir.InsertionPoint(body):
-                term = gpu.TerminatorOp()
-            with ir.InsertionPoint(term):
-                t = arith.AddIOp(arith.MulIOp(body.arguments[0], bs).result, body.arguments[3]).result
-                ifop = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, t, total).result)
-            with ir.InsertionPoint(ifop.then_block):
-                y = scf.YieldOp([])
-            return t, y
-
         with ir.InsertionPoint(root), root.location:
-            c1 = arith.ConstantOp(idx, 1).result
-            npar = c1
-            for t in m.par_trips:
-                npar = t if npar is c1 else arith.MulIOp(npar, t).result
-            nred = m.red_trips[0]
-            for t in m.red_trips[1:]:
-                nred = arith.MulIOp(nred, t).result
-            want = arith.CeilDivUIOp(arith.ConstantOp(idx, COLUMN_THREADS).result, arith.MaxUIOp(npar, c1).result).result
-            most = arith.CeilDivUIOp(nred, arith.ConstantOp(idx, COLUMN_MIN_ROWS).result).result
-            chunks = arith.MaxUIOp(arith.MinUIOp(want, most).result, c1).result
-            rows = arith.CeilDivUIOp(nred, chunks).result  # L
-            chunks = arith.CeilDivUIOp(nred, arith.MaxUIOp(rows, c1).result).result  # no empty chunk
+            npar, nred, chunks, rows, c1 = _column_chunks(m.par_trips, m.red_trips)
             partials = memref.AllocOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], T),
                                       [arith.MulIOp(chunks, npar).result], []).result
-            t, y = launch(arith.MulIOp(chunks, npar).result)
+            t, y = _thread_launch(arith.MulIOp(chunks, npar).result)
         par_args = list(m.parallel.regions[0].blocks[0].arguments)
         for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]
         with ir.InsertionPoint(y), root.location:
@@ -412,7 +391,7 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(loop.inner_iter_args[0], vals[0])])
             memref.StoreOp(loop.results[0], partials, [t])
         with ir.InsertionPoint(root), root.location:
-            c, y2 = launch(npar)
+            c, y2 = _thread_launch(npar)
         with ir.InsertionPoint(y2), root.location:
             out_ivs = _delinearize(c, m.par_trips)
             ident = arith.ConstantOp(T, m.identity).result
@@ -432,6 +411,85 @@ class GpuMapParallel(SymPass):
             m.acc_load.erase()
         root.erase()
         self.bump("column-reductions")
+
+    def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
+        """argmax / argmin over outer dims (`x.argmax(0)`) in two coalesced launches, as
+        _column_reduction: thread t of the first takes output `t % P` and the t / P-th chunk of
+        rows, and runs torch-mlir's loop over it from its first element (the chunk's first extreme,
+        or its first NaN: the value and the loop's index expression J(j) go to two buffers of
+        partials); a thread per output of the second starts from the accumulators and takes each
+        chunk's pair in order when it is larger (strictly: ties keep the earlier position) or a NaN
+        while the running value is not one (eager's rule: the first NaN wins). bf16 / f16 are
+        compared in f32."""
+        from torch_mlir.dialects import memref
+
+        idx = ir.IndexType.get()
+        T = am.newv.results[0].type
+        F = ir.F32Type.get() if str(T) in ("bf16", "f16") else T
+        J = am.jvalue.type
+        is_max = am.newv.name == "arith.maximumf"
+        pred = arith.CmpFPredicate.OGT if is_max else arith.CmpFPredicate.OLT
+        comb = arith.MaximumFOp if is_max else arith.MinimumFOp
+
+        def widen(v):
+            return v if F == T else arith.ExtFOp(F, v).result
+
+        def takes(v, new):  # the loop's rule, with eager's NaN: `new` replaces the running `v`
+            v_ok = arith.CmpFOp(arith.CmpFPredicate.ORD, v, v).result
+            nan = arith.CmpFOp(arith.CmpFPredicate.UNO, new, new).result
+            return arith.AndIOp(v_ok, arith.OrIOp(nan, arith.CmpFOp(pred, new, v).result).result).result
+
+        with ir.InsertionPoint(root), root.location:
+            npar, nred, chunks, rows, c1 = _column_chunks(am.par_trips, am.red_trips)
+            total = arith.MulIOp(chunks, npar).result
+            dyn = ir.ShapedType.get_dynamic_size()
+            part_v = memref.AllocOp(ir.MemRefType.get([dyn], F), [total], []).result
+            part_j = memref.AllocOp(ir.MemRefType.get([dyn], J), [total], []).result
+            t, y = _thread_launch(total)
+        par_args = list(am.parallel.regions[0].blocks[0].arguments)
+
+        def element(r, par_ivs):  # (x, J(j)) at reduced position r
+            mapping = dict(zip(par_args, par_ivs))
+            mapping.update(zip(am.ivs, _delinearize(r, am.red_trips)))
+            for o in am.pass_ops:
+                _clone_mapped(o, mapping)
+            return widen(mapping.get(am.value, am.value)), mapping.get(am.jvalue, am.jvalue)
+
+        with ir.InsertionPoint(y), root.location:
+            col = arith.RemUIOp(t, npar).result
+            lo = arith.MulIOp(arith.DivUIOp(t, npar).result, rows).result
+            hi = arith.MinUIOp(arith.AddIOp(lo, rows).result, nred).result
+            par_ivs = _delinearize(col, am.par_trips)
+            x0, j0 = element(lo, par_ivs)  # a chunk is never empty
+            loop = scf.ForOp(arith.AddIOp(lo, c1).result, hi, c1, [x0, j0])
+            with ir.InsertionPoint(loop.body):
+                x, j = element(loop.induction_variable, par_ivs)
+                v, i = loop.inner_iter_args[0], loop.inner_iter_args[1]
+                scf.YieldOp([comb(x, v).result, arith.SelectOp(takes(v, x), j, i).result])
+            memref.StoreOp(loop.results[0], part_v, [t])
+            memref.StoreOp(loop.results[1], part_j, [t])
+        with ir.InsertionPoint(root), root.location:
+            c, y2 = _thread_launch(npar)
+        with ir.InsertionPoint(y2), root.location:
+            out_ivs = _delinearize(c, am.par_trips)
+        for arg, iv in zip(par_args, out_ivs):
+            arg.replace_all_uses_with(iv)
+        for o in am.index_ops + [am.loadv, am.loadi]:
+            o.move_before(y2.operation)
+        with ir.InsertionPoint(y2), root.location:
+            loop = scf.ForOp(arith.ConstantOp(idx, 0).result, chunks, c1, [widen(am.loadv.results[0]), am.loadi.results[0]])
+            with ir.InsertionPoint(loop.body):
+                k = arith.AddIOp(arith.MulIOp(loop.induction_variable, npar).result, c).result
+                pv, pj = memref.LoadOp(part_v, [k]).result, memref.LoadOp(part_j, [k]).result
+                v, i = loop.inner_iter_args[0], loop.inner_iter_args[1]
+                scf.YieldOp([comb(pv, v).result, arith.SelectOp(takes(v, pv), pj, i).result])
+            new_v = loop.results[0] if F == T else arith.TruncFOp(T, loop.results[0]).result  # exact
+        am.storev.operands[0] = new_v
+        am.storei.operands[0] = loop.results[1]
+        am.storev.move_before(y2.operation)
+        am.storei.move_before(y2.operation)
+        root.erase()
+        self.bump("column-arg-reductions")
 
     def _block_per_output(self, at: ir.Operation, trips: list, nest) -> tuple:
         """A launch before `at` with a block per element of the iteration space `trips` (its threads
@@ -1076,10 +1134,48 @@ def _delinearize(lin: ir.Value, trips: list) -> list:
     return ivs
 
 
-def _column_reduction_ok(m: "_Reduction") -> bool:
-    """Whether reduction `m` reduces over outer dims: every load of its value that moves with the
-    reduced dims has the output's innermost index last (`x[j, i]` for `x.sum(0)`), so consecutive
-    outputs read consecutive elements."""
+def _column_chunks(par_trips: list, red_trips: list) -> tuple:
+    """At the insertion point: (outputs P, reduced length N, chunks R, rows per chunk L, 1) of a
+    column reduction: R * P about COLUMN_THREADS threads, L at least COLUMN_MIN_ROWS, no empty chunk
+    (R = 0 when N = 0)."""
+    idx = ir.IndexType.get()
+    c1 = arith.ConstantOp(idx, 1).result
+    npar = c1
+    for t in par_trips:
+        npar = t if npar is c1 else arith.MulIOp(npar, t).result
+    nred = red_trips[0]
+    for t in red_trips[1:]:
+        nred = arith.MulIOp(nred, t).result
+    want = arith.CeilDivUIOp(arith.ConstantOp(idx, COLUMN_THREADS).result, arith.MaxUIOp(npar, c1).result).result
+    most = arith.CeilDivUIOp(nred, arith.ConstantOp(idx, COLUMN_MIN_ROWS).result).result
+    chunks = arith.MaxUIOp(arith.MinUIOp(want, most).result, c1).result
+    rows = arith.CeilDivUIOp(nred, chunks).result
+    chunks = arith.CeilDivUIOp(nred, arith.MaxUIOp(rows, c1).result).result
+    return npar, nred, chunks, rows, c1
+
+
+def _thread_launch(total: ir.Value) -> tuple:
+    """At the insertion point: a launch of `total` threads in blocks of 256; (the thread's linear
+    index, the terminator of its `index < total` branch)."""
+    idx = ir.IndexType.get()
+    c1 = arith.ConstantOp(idx, 1).result
+    bs = arith.ConstantOp(idx, 256).result
+    lv = gpu.LaunchOp((arith.CeilDivUIOp(total, bs).result, c1, c1), (bs, c1, c1))
+    body = lv.regions[0].blocks[0]
+    with ir.InsertionPoint(body):
+        term = gpu.TerminatorOp()
+    with ir.InsertionPoint(term):
+        t = arith.AddIOp(arith.MulIOp(body.arguments[0], bs).result, body.arguments[3]).result
+        ifop = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, t, total).result)
+    with ir.InsertionPoint(ifop.then_block):
+        y = scf.YieldOp([])
+    return t, y
+
+
+def _column_reduction_ok(m) -> bool:
+    """Whether reduction (or arg-reduction) `m` reduces over outer dims: every load of its value
+    that moves with the reduced dims has the output's innermost index last (`x[j, i]` for
+    `x.sum(0)`), so consecutive outputs read consecutive elements."""
     if m.parallel is None:
         return False
     inner = list(m.parallel.regions[0].blocks[0].arguments)[-1]

@@ -1082,3 +1082,58 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
   }
   return %ok : i32
 }
+
+// -----
+
+// argmax over the rows (torch-mlir's loop, after sym-parallel-dims-first): two coalesced launches.
+// A thread per column and chunk of rows runs the loop from the chunk's first element, with eager's
+// NaN rule (a NaN replaces a number; nothing replaces a NaN); value and position go to two buffers
+// of partials. Then a thread per column starts from the accumulators and takes each chunk's pair in
+// order by the same rule, strict, so ties keep the earlier position.
+// CHECK-LABEL: func.func @col_argmax
+// CHECK:         %[[PV:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         %[[PJ:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
+// CHECK:         gpu.launch
+// CHECK:           %[[X0:.*]] = memref.load %arg0[%[[LO:.*]], %[[COL:.*]]]
+// CHECK:           %[[J0:.*]] = arith.index_cast %[[LO]] : index to i64
+// CHECK:           %[[R:.*]]:2 = scf.for %{{.*}} iter_args(%[[V:.*]] = %[[X0]], %[[I:.*]] = %[[J0]]) -> (f32, i64)
+// CHECK:             arith.maximumf
+// CHECK:             arith.cmpf ord, %[[V]], %[[V]]
+// CHECK:             arith.cmpf uno
+// CHECK:             arith.cmpf ogt
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %[[I]] : i64
+// CHECK:           memref.store %[[R]]#0, %[[PV]]
+// CHECK:           memref.store %[[R]]#1, %[[PJ]]
+// CHECK:         gpu.launch
+// CHECK:           %[[A:.*]] = memref.load %arg1[%[[C:.*]]] : memref<?xf32>
+// CHECK:           %[[B:.*]] = memref.load %arg2[%[[C]]] : memref<?xi64>
+// CHECK:           %[[F:.*]]:2 = scf.for %{{.*}} iter_args(%{{.*}} = %[[A]], %{{.*}} = %[[B]]) -> (f32, i64)
+// CHECK:             memref.load %[[PV]]
+// CHECK:             memref.load %[[PJ]]
+// CHECK:           memref.store %[[F]]#0, %arg1[%[[C]]]
+// CHECK:           memref.store %[[F]]#1, %arg2[%[[C]]]
+// CHECK-NOT:     gpu.all_reduce
+// COL0-LABEL: func.func @col_argmax
+// COL0:         gpu.all_reduce minsi
+func.func @col_argmax(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %e = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %v[%i] : memref<?xf32>
+      %pos = memref.load %p[%i] : memref<?xi64>
+      %nv = arith.maximumf %e, %acc : f32
+      %gt = arith.cmpf ogt, %e, %acc : f32
+      %jj = arith.index_cast %j : index to i64
+      %np = arith.select %gt, %jj, %pos : i64
+      memref.store %nv, %v[%i] : memref<?xf32>
+      memref.store %np, %p[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
