@@ -1175,7 +1175,8 @@ def _thread_launch(total: ir.Value) -> tuple:
 def _column_reduction_ok(m) -> bool:
     """Whether reduction (or arg-reduction) `m` reduces over outer dims: every load of its value
     that moves with the reduced dims has the output's innermost index last (`x[j, i]` for
-    `x.sum(0)`), so consecutive outputs read consecutive elements."""
+    `x.sum(0)`) with unit stride, so consecutive outputs read consecutive elements. (`x.t().sum(0)`
+    reads a transposed view: its rows are contiguous, and a block per output reads them coalesced.)"""
     if m.parallel is None:
         return False
     inner = list(m.parallel.regions[0].blocks[0].arguments)[-1]
@@ -1189,6 +1190,12 @@ def _column_reduction_ok(m) -> bool:
         if not any(any(v == f for f in for_ivs) or _defined_in(v, red_blocks) for v in idxs):
             continue  # the same element for every reduced index (a broadcast)
         if not idxs or not (idxs[-1] == inner) or any(v == inner for v in idxs[:-1]):
+            return False
+        try:  # consecutive outputs must be neighbours in memory (not a transposed view's column)
+            strides, _ = ir.MemRefType(o.operands[0].type).get_strides_and_offset()
+        except Exception:  # noqa: BLE001 - not a strided layout
+            return False
+        if strides[-1] != 1:
             return False
         moving += 1
     return moving > 0

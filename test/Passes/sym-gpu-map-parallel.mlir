@@ -1137,3 +1137,28 @@ func.func @col_argmax(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: memref<?xi64>)
   }
   return %ok : i32
 }
+
+// -----
+
+// The same reduction over a transposed view (inner stride not 1: consecutive outputs are far apart
+// in memory, each output's elements contiguous) stays a block per output.
+// CHECK-LABEL: func.func @col_sum_of_transposed_view
+// CHECK:         gpu.launch
+// CHECK:           gpu.all_reduce add
+func.func @col_sum_of_transposed_view(%x: memref<?x?xf32, strided<[1, ?], offset: ?>>, %s: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32, strided<[1, ?], offset: ?>>
+  %n = memref.dim %x, %c1 : memref<?x?xf32, strided<[1, ?], offset: ?>>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j, %i] : memref<?x?xf32, strided<[1, ?], offset: ?>>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
