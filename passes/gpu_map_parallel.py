@@ -180,7 +180,11 @@ class GpuMapParallel(SymPass):
         def flush_group() -> None:
             nonlocal group, rows
             if group:
-                if not (self.fuse_rows and _row_group_ok(group, rows) and self._row_group(group, rows)):
+                columns = self.columns and any(m is not None and _column_reduction_ok(m)
+                                               for m in map(_match_reduction, group))
+                if columns:  # `x.mean(0)`: the coalesced column reduction, then its own elementwise launch
+                    self.bump("row-groups-of-columns-split")
+                if columns or not (self.fuse_rows and _row_group_ok(group, rows) and self._row_group(group, rows)):
                     self._map_loops(group, bs)
             group, rows = [], []
 
@@ -1189,7 +1193,9 @@ def _column_reduction_ok(m) -> bool:
         idxs = list(o.operands)[1:]
         if not any(any(v == f for f in for_ivs) or _defined_in(v, red_blocks) for v in idxs):
             continue  # the same element for every reduced index (a broadcast)
-        if not idxs or not (idxs[-1] == inner) or any(v == inner for v in idxs[:-1]):
+        if not any(v == inner for v in idxs):
+            continue  # the same element for neighbouring outputs (a per-row weight `w[j]`)
+        if not (idxs[-1] == inner) or any(v == inner for v in idxs[:-1]):
             return False
         try:  # consecutive outputs must be neighbours in memory (not a transposed view's column)
             strides, _ = ir.MemRefType(o.operands[0].type).get_strides_and_offset()

@@ -191,7 +191,9 @@ def test_full_reduction_split_over_blocks(fn):
 
 COLUMN_FNS = {"sum0": lambda x: x.sum(0), "amax0": lambda x: x.amax(0),
               "scaled_sum0": lambda x: (x * x[0]).sum(0),  # x[0]: the same element for every row
-              "sum1_of_3d": lambda x: x.view(x.shape[0], 2, -1).sum(1)}
+              "sum1_of_3d": lambda x: x.view(x.shape[0], 2, -1).sum(1),
+              "mean0": lambda x: x.mean(0),  # not a row group over the columns
+              "row_weighted_sum0": lambda x: (x * x[:, :1]).sum(0)}  # a per-row weight: x[j, 0]
 
 
 @pytest.mark.parametrize("name", list(COLUMN_FNS))
