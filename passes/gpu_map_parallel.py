@@ -405,14 +405,7 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(loop.inner_iter_args[0], memref.LoadOp(partials, [k]).result)])
             for arg, iv in zip(par_args, out_ivs):
                 arg.replace_all_uses_with(iv)
-        for o in m.index_ops + [m.acc_load, m.combine, m.store]:
-            o.move_before(y2.operation)
-        for i, v in enumerate(m.combine.operands):
-            if v == m.value:
-                m.combine.operands[i] = loop.results[0]
-        if init is not None:
-            m.acc_load.results[0].replace_all_uses_with(init)
-            m.acc_load.erase()
+        _finish_reduction(m, y2, loop.results[0], init)
         root.erase()
         self.bump("column-reductions")
 
@@ -665,14 +658,7 @@ class GpuMapParallel(SymPass):
             gpu.TerminatorOp()
         with ir.InsertionPoint(ifop.then_block), root.location:
             y = scf.YieldOp([])
-        for o in m.index_ops + [m.acc_load, m.combine, m.store]:
-            o.move_before(y.operation)
-        for i, v in enumerate(m.combine.operands):
-            if v == m.value:
-                m.combine.operands[i] = total
-        if init is not None:
-            m.acc_load.results[0].replace_all_uses_with(init)
-            m.acc_load.erase()
+        _finish_reduction(m, y, total, init)
         root.erase()
         self.bump("split-reductions")
 
@@ -802,14 +788,7 @@ class GpuMapParallel(SymPass):
             ifop = scf.IfOp(first)
         with ir.InsertionPoint(ifop.then_block), root.location:
             y = scf.YieldOp([])
-        for o in m.index_ops + [m.acc_load, m.combine, m.store]:
-            o.move_before(y.operation)
-        for i, v in enumerate(m.combine.operands):
-            if v == m.value:
-                m.combine.operands[i] = total
-        if init is not None:  # the folded fill's value instead of reading it back
-            m.acc_load.results[0].replace_all_uses_with(init)
-            m.acc_load.erase()
+        _finish_reduction(m, y, total, init)
         return None
 
     # -- loops over the same rows: one block per row ------------------------------------------
@@ -1136,6 +1115,20 @@ def _delinearize(lin: ir.Value, trips: list) -> list:
             ivs[k] = arith.RemUIOp(rem, trips[k]).result
             rem = arith.DivUIOp(rem, trips[k]).result
     return ivs
+
+
+def _finish_reduction(m: "_Reduction", before: ir.Operation, total: ir.Value, init: ir.Value | None) -> None:
+    """The nest's own combine with the accumulator, before `before`: the output's index ops, the
+    accumulator's load, the combine (of `total` instead of the element's value) and the store move
+    there; with a folded fill, its value `init` replaces reading the accumulator back."""
+    for o in m.index_ops + [m.acc_load, m.combine, m.store]:
+        o.move_before(before.operation if hasattr(before, "operation") else before)
+    for i, v in enumerate(m.combine.operands):
+        if v == m.value:
+            m.combine.operands[i] = total
+    if init is not None:
+        m.acc_load.results[0].replace_all_uses_with(init)
+        m.acc_load.erase()
 
 
 def _column_chunks(par_trips: list, red_trips: list) -> tuple:

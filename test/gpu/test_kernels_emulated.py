@@ -212,6 +212,15 @@ def test_column_reductions_coalesced(name):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
 
 
+def _assert_exact(k: Emulated, fn, x: torch.Tensor) -> None:
+    """The emulated kernels' outputs (values and int64 positions) equal eager's exactly."""
+    want = fn(x)
+    want = want if isinstance(want, tuple) else (want,)
+    outs = [np.zeros(tuple(w.shape), dtype=np.float32 if w.dtype.is_floating_point else np.int64) for w in want]
+    for got, w in zip(k.run_outputs(outs, x.numpy()), want):
+        np.testing.assert_array_equal(got, w.numpy())
+
+
 COLUMN_ARG_FNS = {"argmax0": lambda x: x.argmax(0), "argmin0": lambda x: x.argmin(0),
                   "max0": lambda x: x.max(0)}  # sym-parallel-dims-first renumbers their linalg.index
 
@@ -235,12 +244,7 @@ def test_column_arg_reductions(name):
         nans[m - 1, ::2] = float("nan")
         nans[0, 1::3] = float("nan")
         for x in [torch.randn(m, n, generator=g), ties, inf, nans]:
-            want = fn(x)
-            want = want if isinstance(want, tuple) else (want,)
-            outs = [np.zeros(tuple(w.shape), dtype=np.float32 if w.dtype.is_floating_point else np.int64) for w in want]
-            got = k.run_outputs(outs, x.numpy())
-            for g_, w in zip(got, want):
-                np.testing.assert_array_equal(g_, w.numpy())
+            _assert_exact(k, fn, x)
 
 
 ARG_FNS = {"argmax_rows": lambda x: x.argmax(-1), "argmin_rows": lambda x: x.argmin(-1),
@@ -266,12 +270,7 @@ def test_arg_reductions_as_block_reductions(name):
         nans[::2, n // 2] = float("nan")
         nans[::2, n - 1] = float("nan")
         for x in cases + [inf, first_nan, nans]:
-            want = fn(x)
-            want = want if isinstance(want, tuple) else (want,)
-            outs = [np.zeros(tuple(w.shape), dtype=np.float32 if w.dtype.is_floating_point else np.int64) for w in want]
-            got = k.run_outputs(outs, x.numpy())
-            for g_, w in zip(got, want):
-                np.testing.assert_array_equal(g_, w.numpy())
+            _assert_exact(k, fn, x)
 
 
 def test_paths_present(kernels):
