@@ -1831,7 +1831,11 @@ def _match_reduction(root: ir.Operation) -> "_Reduction | None":
             if o.block != body or any(_defined_in(w, red_blocks) for w in o.operands) or len(o.regions):
                 return None
             index_ops.append(o)
-    value_ops = [o for o in ops if not any(o == x for x in [load, comb, store] + index_ops)]
+    # what each element recomputes: the value's ops and the output's index ops they share (the index
+    # ops also move to where the accumulator is combined: a shared one would not dominate its use)
+    shared = [o for o in index_ops if any(any(_owner(v) is not None and o == _owner(v) for v in x.operands)
+                                           for x in ops if not any(x == y for y in [load, comb, store] + index_ops))]
+    value_ops = [o for o in ops if not any(o == x for x in [load, comb, store] + index_ops) or any(o == x for x in shared)]
     for o in value_ops:
         if o.name in ("memref.store", "memref.copy") or o.regions:
             return None
@@ -1966,6 +1970,13 @@ def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
                          red_trips=[x.opview.upperBound for x in fors], value_ops=value_ops, value=value, newv=newv, loadv=loadv,
                          loadi=loadi, storev=storev, storei=storei, jvalue=jvalue, jexpr_ops=jexpr_ops,
                          index_ops=index_ops)
+
+
+def _owner(v: ir.Value) -> "ir.Operation | None":
+    o = v.owner
+    if isinstance(o, ir.Block):
+        return None
+    return o.operation if hasattr(o, "operation") else o
 
 
 def _const(v: ir.Value):

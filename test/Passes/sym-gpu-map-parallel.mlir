@@ -1162,3 +1162,35 @@ func.func @col_sum_of_transposed_view(%x: memref<?x?xf32, strided<[1, ?], offset
   }
   return %ok : i32
 }
+
+// -----
+
+// An index op the output's store and the value's load share (not hoisted: `%z`): each element
+// recomputes it for its load, and the original moves to where the accumulator is combined (moving
+// the only copy left the loads with an operand that did not dominate them). Both mappings.
+// CHECK-LABEL: func.func @shared_index_op
+// CHECK:         scf.for
+// CHECK:           %[[Z:.*]] = arith.muli %c0, %c1
+// CHECK:           memref.load %arg0[%{{.*}}, %[[Z]], %{{.*}}]
+// COL0-LABEL: func.func @shared_index_op
+// COL0:         gpu.all_reduce add
+// COL0:         %[[Z:.*]] = arith.muli %c0, %c1
+// COL0:         memref.store %{{.*}}, %arg1[%[[Z]],
+func.func @shared_index_op(%x: memref<?x1x?xf32>, %out: memref<1x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = memref.dim %x, %c0 : memref<?x1x?xf32>
+  %n = memref.dim %x, %c2 : memref<?x1x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %z = arith.muli %c0, %c1 : index
+      %v = memref.load %x[%j, %z, %i] : memref<?x1x?xf32>
+      %a = memref.load %out[%z, %i] : memref<1x?xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %out[%z, %i] : memref<1x?xf32>
+    }
+    scf.reduce
+  }
+  return
+}
