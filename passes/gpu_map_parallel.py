@@ -1784,15 +1784,20 @@ def _defined_in(v: ir.Value, blocks: list) -> bool:
         b = parent.block
 
 
+def _innermost_body(fors: list) -> tuple:
+    """(the innermost loop's block, its ops but the yield, its memref.store ops)."""
+    body = fors[-1].regions[0].blocks[0]
+    ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
+    return body, ops, [o for o in ops if o.name == "memref.store"]
+
+
 def _match_reduction(root: ir.Operation) -> "_Reduction | None":
     """The reduction pattern of linalg's parallel-loop lowering, or None (mapped one thread per output)."""
     nest = _reduction_nest(root)
     if nest is None:
         return None
     parallel, par_trips, fors = nest
-    body = fors[-1].regions[0].blocks[0]
-    ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
-    stores = [o for o in ops if o.name == "memref.store"]
+    body, ops, stores = _innermost_body(fors)
     if len(stores) != 1:
         return None
     store = stores[0]
@@ -1895,10 +1900,8 @@ def _match_argreduce(root: ir.Operation) -> "_ArgReduction | None":
     if nest is None:
         return None
     parallel, par_trips, fors = nest
-    body = fors[-1].regions[0].blocks[0]
+    body, ops, stores = _innermost_body(fors)
     ivs = [x.regions[0].blocks[0].arguments[0] for x in fors]
-    ops = [o.operation for o in body.operations if o.operation.name != "scf.yield"]
-    stores = [o for o in ops if o.name == "memref.store"]
     if len(stores) != 2 or any(o.regions for o in ops):
         return None
 
