@@ -27,9 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _bytes(case: str, m: int, n: int, itemsize: int) -> int:
     """Bytes a perfect kernel moves: the [m, n] input read, the output written ([m] for a row sum,
-    [n] for a column sum)."""
-    out = {"rowsum": m, "colsum": n}.get(case, m * n)
-    return m * n * itemsize + out * itemsize
+    [n] for a column sum, [n] int64 positions for a column argmax)."""
+    out = {"rowsum": m, "colsum": n, "colargmax": n}.get(case, m * n)
+    return m * n * itemsize + out * (8 if case == "colargmax" else itemsize)
 
 
 def measure(backends: list[str], cases: list[str], dtypes: list[str], shapes: list[tuple[int, int]], calls: int) -> dict:

@@ -44,6 +44,10 @@ def colsum(x):
     return x.sum(dim=0)
 
 
+def colargmax(x):
+    return x.argmax(dim=0)
+
+
 def softmax(x):
     return torch.softmax(x, dim=-1)
 
@@ -76,7 +80,8 @@ def gpu_kernels(fn, calls: int = 20) -> tuple[float, float]:
 
 CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 777), (4096, 1024)]),
          "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
-         "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)])}
+         "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)]),
+         "colargmax": (colargmax, [(1000, 777), (4096, 1024)])}
 
 
 KEY = {"eager": "dynamo_eager"}  # backend -> column (the first column, "eager", is uncompiled eager)

@@ -27,7 +27,7 @@ them (option `split-full=0`: one block for all). A reduction over outer dims (`x
 innermost index is the output's) is two coalesced launches instead: a thread per output element
 and chunk of rows writes partials, a thread per output combines them; arg-reductions over outer
 dims (`x.argmax(0)`) the same way, with (value, position) partials (option `column-reductions=0`:
-a block per output). A fill of the accumulator right before a reduction
+a block per output; `column-threads` (2^18) and `column-min-rows` (16) size the chunks). A fill of the accumulator right before a reduction
 is its initial value, not a launch.
 
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
@@ -133,7 +133,7 @@ class GpuMapParallel(SymPass):
     name = "sym-gpu-map-parallel"
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
                "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int,
-               "column-reductions": int}
+               "column-reductions": int, "column-threads": int, "column-min-rows": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -143,6 +143,8 @@ class GpuMapParallel(SymPass):
     split_full = 1  # a reduction to one value over many blocks
     row_registers = 16  # elements of a row group's row each thread holds in registers (0: none)
     column_reductions = 1  # reductions over outer dims: a thread per output and chunk of rows, two launches
+    column_threads = 1 << 18  # ... about this many threads in the first launch (132 SMs x 2048)
+    column_min_rows = 16  # ... each reducing at least this many rows
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -154,6 +156,8 @@ class GpuMapParallel(SymPass):
         self.split_full = bool(getattr(self, "split-full", type(self).split_full))
         self.row_regs = max(0, getattr(self, "row-registers", self.row_registers))
         self.columns = bool(getattr(self, "column-reductions", type(self).column_reductions))
+        self.column_chunking = (max(1, getattr(self, "column-threads", self.column_threads)),
+                                max(1, getattr(self, "column-min-rows", self.column_min_rows)))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
             raise located_error(op, f"max-reduction-block must be a power of two in 32..1024, not {self.max_red_block}")
         for fn in list(op.regions[0].blocks[0].operations):
@@ -349,21 +353,24 @@ class GpuMapParallel(SymPass):
         """A reduction over outer dims (`x.sum(0)`: the loads' innermost index is the output's) in two
         launches, coalesced: thread t of the first takes output element `c = t % P` (P outputs,
         consecutive threads on consecutive columns) and the t / P-th chunk of the reduced elements
-        (R chunks of L rows: R * P about COLUMN_THREADS threads, L at least COLUMN_MIN_ROWS), writing
-        its partial to a [R, P] buffer; a thread per output of the second combines the R partials,
-        then the accumulator. A block per output would read a column per block: one element per
-        32-byte sector and row, 0.13-0.26 of inductor's speed on the H100."""
+        (R chunks of L rows: R * P about `column-threads` threads, L at least `column-min-rows`), writing
+        its partial to a [R, P] buffer (`elements-per-thread` rows in flight). In the second, L lanes
+        per output (L up to 32, by R: _lanes_launch) each combine every L-th partial, then each
+        other's (warp shuffles); lane 0 combines the total with the accumulator. A block per output
+        would read a column per block: one element per 32-byte sector and row, 0.13-0.26 of
+        inductor's speed on the H100; a thread per output in the second launch took 12 us of 17 at
+        [4096, 1024] (1024 threads, 256 partials each)."""
         from torch_mlir.dialects import memref
 
         idx = ir.IndexType.get()
         T = m.combine.results[0].type
         attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
 
-        def comb(a, b):
-            return ir.Operation.create(m.combine.name, results=[T], operands=[a, b], attributes=attrs).results[0]
+        def combs(a, b):
+            return [ir.Operation.create(m.combine.name, results=[T], operands=[a[0], b[0]], attributes=attrs).results[0]]
 
         with ir.InsertionPoint(root), root.location:
-            npar, nred, chunks, rows, c1 = _column_chunks(m.par_trips, m.red_trips)
+            npar, nred, chunks, rows, c1 = _column_chunks(m.par_trips, m.red_trips, self.column_chunking)
             partials = memref.AllocOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], T),
                                       [arith.MulIOp(chunks, npar).result], []).result
             t, y = _thread_launch(arith.MulIOp(chunks, npar).result)
@@ -374,50 +381,46 @@ class GpuMapParallel(SymPass):
             lo = arith.MulIOp(arith.DivUIOp(t, npar).result, rows).result
             hi = arith.MinUIOp(arith.AddIOp(lo, rows).result, nred).result
             par_ivs = _delinearize(col, m.par_trips)
-            U = self.ept  # rows per step: their loads are in flight together
-            ident = arith.ConstantOp(T, m.identity).result
-            loop = scf.ForOp(lo, hi, arith.ConstantOp(idx, U).result, [ident])
-            with ir.InsertionPoint(loop.body):
-                iv = loop.induction_variable
-                vals = []
-                for u in range(U):
-                    r = iv if u == 0 else arith.AddIOp(iv, arith.ConstantOp(idx, u).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, r, hi).result if u else None
-                    safe = arith.SelectOp(ok, r, iv).result if u else r
-                    mapping = dict(zip(par_args, par_ivs))
-                    mapping.update(zip(for_ivs, _delinearize(safe, m.red_trips)))
-                    for o in m.value_ops:
-                        _clone_mapped(o, mapping)
-                    v = mapping.get(m.value, m.value)
-                    vals.append(arith.SelectOp(ok, v, ident).result if u else v)
-                while len(vals) > 1:
-                    vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
-                scf.YieldOp([comb(loop.inner_iter_args[0], vals[0])])
+            mapping = dict(zip(par_args, par_ivs))
+
+            def element(r):
+                mapping.update(zip(for_ivs, _delinearize(r, m.red_trips)))
+                for o in m.value_ops:
+                    _clone_mapped(o, mapping)
+                return [mapping.get(m.value, m.value)]
+
+            loop = _unrolled_fold(lo, hi, self.ept, [arith.ConstantOp(T, m.identity).result], element, combs)
             memref.StoreOp(loop.results[0], partials, [t])
         with ir.InsertionPoint(root), root.location:
-            c, y2 = _thread_launch(npar)
-        with ir.InsertionPoint(y2), root.location:
+            c, ok, lane, lanes, term = _lanes_launch(npar, chunks)
+        with ir.InsertionPoint(term), root.location:
             out_ivs = _delinearize(c, m.par_trips)
-            ident = arith.ConstantOp(T, m.identity).result
-            loop = scf.ForOp(arith.ConstantOp(idx, 0).result, chunks, c1, [ident])
-            with ir.InsertionPoint(loop.body):
-                k = arith.AddIOp(arith.MulIOp(loop.induction_variable, npar).result, c).result
-                scf.YieldOp([comb(loop.inner_iter_args[0], memref.LoadOp(partials, [k]).result)])
+            n = arith.SelectOp(ok, chunks, arith.ConstantOp(idx, 0).result).result
+            loop = _unrolled_fold(lane, n, self.ept, [arith.ConstantOp(T, m.identity).result],
+                                  lambda r: [memref.LoadOp(partials, [arith.AddIOp(arith.MulIOp(r, npar).result, c).result]).result],
+                                  combs, stride=lanes)
+            total = _lanes_combine(list(loop.results), lanes, combs)[0]
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, lane, arith.ConstantOp(idx, 0).result).result
+            ifop = scf.IfOp(arith.AndIOp(ok, first).result)
+            with ir.InsertionPoint(ifop.then_block):
+                y2 = scf.YieldOp([])
             for arg, iv in zip(par_args, out_ivs):
                 arg.replace_all_uses_with(iv)
-        _finish_reduction(m, y2, loop.results[0], init)
+        _finish_reduction(m, y2, total, init)
         root.erase()
         self.bump("column-reductions")
 
     def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
         """argmax / argmin over outer dims (`x.argmax(0)`) in two coalesced launches, as
-        _column_reduction: thread t of the first takes output `t % P` and the t / P-th chunk of
-        rows, and runs torch-mlir's loop over it from its first element (the chunk's first extreme,
-        or its first NaN: the value and the loop's index expression J(j) go to two buffers of
-        partials); a thread per output of the second starts from the accumulators and takes each
-        chunk's pair in order when it is larger (strictly: ties keep the earlier position) or a NaN
-        while the running value is not one (eager's rule: the first NaN wins). bf16 / f16 are
-        compared in f32."""
+        _column_reduction, with (value, position) pairs: thread t of the first takes output `t % P`
+        and the t / P-th chunk of rows, `elements-per-thread` rows in flight, and writes the chunk's
+        pair (value, J(j): the loop's index expression) to two buffers of partials; L lanes per
+        output of the second combine the chunks' pairs, then each other's (shuffles), and lane 0
+        combines the total with the accumulators by the loop's rule. Pairs combine by eager's rule,
+        which does not depend on their order: a NaN wins, the first NaN of several; else the larger
+        value (smaller for argmin), the earlier position of equals. The accumulator counts as
+        earlier than every element: the total replaces it when larger or a NaN while it is not one.
+        bf16 / f16 are compared in f32."""
         from torch_mlir.dialects import memref
 
         idx = ir.IndexType.get()
@@ -426,7 +429,6 @@ class GpuMapParallel(SymPass):
         J = am.jvalue.type
         is_max = am.newv.name == "arith.maximumf"
         pred = arith.CmpFPredicate.OGT if is_max else arith.CmpFPredicate.OLT
-        comb = arith.MaximumFOp if is_max else arith.MinimumFOp
 
         def widen(v):
             return v if F == T else arith.ExtFOp(F, v).result
@@ -436,8 +438,22 @@ class GpuMapParallel(SymPass):
             nan = arith.CmpFOp(arith.CmpFPredicate.UNO, new, new).result
             return arith.AndIOp(v_ok, arith.OrIOp(nan, arith.CmpFOp(pred, new, v).result).result).result
 
+        def pick(a, b):  # eager's rule on (value, position) pairs, whatever their order
+            (va, ia), (vb, ib) = a, b
+            a_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, va, va).result
+            b_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, vb, vb).result
+            earlier = arith.CmpIOp(arith.CmpIPredicate.slt, ib, ia).result
+            tie = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, vb, va).result, earlier).result
+            better = arith.OrIOp(b_nan, arith.OrIOp(arith.CmpFOp(pred, vb, va).result, tie).result).result
+            take = arith.SelectOp(a_nan, arith.AndIOp(b_nan, earlier).result, better).result
+            return [arith.SelectOp(take, vb, va).result, arith.SelectOp(take, ib, ia).result]
+
+        def idents():  # a pair every element beats: the worst value at the last position
+            worst = arith.ConstantOp(F, float("-inf") if is_max else float("inf")).result
+            return [worst, arith.ConstantOp(J, (1 << (ir.IntegerType(J).width - 1)) - 1).result]
+
         with ir.InsertionPoint(root), root.location:
-            npar, nred, chunks, rows, c1 = _column_chunks(am.par_trips, am.red_trips)
+            npar, nred, chunks, rows, c1 = _column_chunks(am.par_trips, am.red_trips, self.column_chunking)
             total = arith.MulIOp(chunks, npar).result
             dyn = ir.ShapedType.get_dynamic_size()
             part_v = memref.AllocOp(ir.MemRefType.get([dyn], F), [total], []).result
@@ -445,44 +461,49 @@ class GpuMapParallel(SymPass):
             t, y = _thread_launch(total)
         par_args = list(am.parallel.regions[0].blocks[0].arguments)
 
-        def element(r, par_ivs):  # (x, J(j)) at reduced position r
-            mapping = dict(zip(par_args, par_ivs))
-            mapping.update(zip(am.ivs, _delinearize(r, am.red_trips)))
-            for o in am.pass_ops:
-                _clone_mapped(o, mapping)
-            return widen(mapping.get(am.value, am.value)), mapping.get(am.jvalue, am.jvalue)
-
         with ir.InsertionPoint(y), root.location:
             col = arith.RemUIOp(t, npar).result
             lo = arith.MulIOp(arith.DivUIOp(t, npar).result, rows).result
             hi = arith.MinUIOp(arith.AddIOp(lo, rows).result, nred).result
-            par_ivs = _delinearize(col, am.par_trips)
-            x0, j0 = element(lo, par_ivs)  # a chunk is never empty
-            loop = scf.ForOp(arith.AddIOp(lo, c1).result, hi, c1, [x0, j0])
-            with ir.InsertionPoint(loop.body):
-                x, j = element(loop.induction_variable, par_ivs)
-                v, i = loop.inner_iter_args[0], loop.inner_iter_args[1]
-                scf.YieldOp([comb(x, v).result, arith.SelectOp(takes(v, x), j, i).result])
+            mapping = dict(zip(par_args, _delinearize(col, am.par_trips)))
+
+            def element(r):  # (x, J(j)) at reduced position r
+                mapping.update(zip(am.ivs, _delinearize(r, am.red_trips)))
+                for o in am.pass_ops:
+                    _clone_mapped(o, mapping)
+                return [widen(mapping.get(am.value, am.value)), mapping.get(am.jvalue, am.jvalue)]
+
+            loop = _unrolled_fold(lo, hi, self.ept, idents(), element, pick)
             memref.StoreOp(loop.results[0], part_v, [t])
             memref.StoreOp(loop.results[1], part_j, [t])
         with ir.InsertionPoint(root), root.location:
-            c, y2 = _thread_launch(npar)
-        with ir.InsertionPoint(y2), root.location:
+            c, ok, lane, lanes, term = _lanes_launch(npar, chunks)
+        with ir.InsertionPoint(term), root.location:
             out_ivs = _delinearize(c, am.par_trips)
+            n = arith.SelectOp(ok, chunks, arith.ConstantOp(idx, 0).result).result
+
+            def partial(r):
+                k = arith.AddIOp(arith.MulIOp(r, npar).result, c).result
+                return [memref.LoadOp(part_v, [k]).result, memref.LoadOp(part_j, [k]).result]
+
+            loop = _unrolled_fold(lane, n, self.ept, idents(), partial, pick, stride=lanes)
+            best_v, best_j = _lanes_combine(list(loop.results), lanes, pick)
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, lane, arith.ConstantOp(idx, 0).result).result
+            ifop = scf.IfOp(arith.AndIOp(ok, first).result)
+            with ir.InsertionPoint(ifop.then_block):
+                y2 = scf.YieldOp([])
         for arg, iv in zip(par_args, out_ivs):
             arg.replace_all_uses_with(iv)
         for o in am.index_ops + [am.loadv, am.loadi]:
             o.move_before(y2.operation)
         with ir.InsertionPoint(y2), root.location:
-            loop = scf.ForOp(arith.ConstantOp(idx, 0).result, chunks, c1, [widen(am.loadv.results[0]), am.loadi.results[0]])
-            with ir.InsertionPoint(loop.body):
-                k = arith.AddIOp(arith.MulIOp(loop.induction_variable, npar).result, c).result
-                pv, pj = memref.LoadOp(part_v, [k]).result, memref.LoadOp(part_j, [k]).result
-                v, i = loop.inner_iter_args[0], loop.inner_iter_args[1]
-                scf.YieldOp([comb(pv, v).result, arith.SelectOp(takes(v, pv), pj, i).result])
-            new_v = loop.results[0] if F == T else arith.TruncFOp(T, loop.results[0]).result  # exact
+            acc_v, acc_j = widen(am.loadv.results[0]), am.loadi.results[0]
+            take = takes(acc_v, best_v)
+            new_v = arith.SelectOp(take, best_v, acc_v).result
+            new_v = new_v if F == T else arith.TruncFOp(T, new_v).result  # exact
+            new_j = arith.SelectOp(take, best_j, acc_j).result
         am.storev.operands[0] = new_v
-        am.storei.operands[0] = loop.results[1]
+        am.storei.operands[0] = new_j
         am.storev.move_before(y2.operation)
         am.storei.move_before(y2.operation)
         root.erase()
@@ -1096,8 +1117,6 @@ class GpuMapParallel(SymPass):
 
 
 # A reduction to one value is split over blocks of at least SPLIT_CHUNK elements, at most SPLIT_BLOCKS.
-COLUMN_THREADS = 1 << 18  # a column reduction's first launch: about this many threads (132 SMs x 2048)
-COLUMN_MIN_ROWS = 16  # ... each reducing at least this many rows
 SPLIT_CHUNK = 8192
 SPLIT_BLOCKS = 1024
 
@@ -1131,10 +1150,11 @@ def _finish_reduction(m: "_Reduction", before: ir.Operation, total: ir.Value, in
         m.acc_load.erase()
 
 
-def _column_chunks(par_trips: list, red_trips: list) -> tuple:
+def _column_chunks(par_trips: list, red_trips: list, chunking: tuple) -> tuple:
     """At the insertion point: (outputs P, reduced length N, chunks R, rows per chunk L, 1) of a
-    column reduction: R * P about COLUMN_THREADS threads, L at least COLUMN_MIN_ROWS, no empty chunk
-    (R = 0 when N = 0)."""
+    column reduction, with `chunking` = (threads, min_rows): R * P about `threads` threads, L at
+    least `min_rows`, no empty chunk (R = 0 when N = 0)."""
+    threads, min_rows = chunking
     idx = ir.IndexType.get()
     c1 = arith.ConstantOp(idx, 1).result
     npar = c1
@@ -1143,12 +1163,107 @@ def _column_chunks(par_trips: list, red_trips: list) -> tuple:
     nred = red_trips[0]
     for t in red_trips[1:]:
         nred = arith.MulIOp(nred, t).result
-    want = arith.CeilDivUIOp(arith.ConstantOp(idx, COLUMN_THREADS).result, arith.MaxUIOp(npar, c1).result).result
-    most = arith.CeilDivUIOp(nred, arith.ConstantOp(idx, COLUMN_MIN_ROWS).result).result
+    want = arith.CeilDivUIOp(arith.ConstantOp(idx, threads).result, arith.MaxUIOp(npar, c1).result).result
+    most = arith.CeilDivUIOp(nred, arith.ConstantOp(idx, min_rows).result).result
     chunks = arith.MaxUIOp(arith.MinUIOp(want, most).result, c1).result
     rows = arith.CeilDivUIOp(nred, chunks).result
     chunks = arith.CeilDivUIOp(nred, arith.MaxUIOp(rows, c1).result).result
     return npar, nred, chunks, rows, c1
+
+
+def _unrolled_fold(lo: ir.Value, hi: ir.Value, unroll: int, idents: list, element, comb,
+                   stride: ir.Value | None = None) -> scf.ForOp:
+    """At the insertion point: an scf.for over positions lo, lo + stride, ... below `hi`, `unroll` at
+    a time, folding `element(r)` (a list of values, ops built at the insertion point) into
+    accumulators from `idents` with `comb(a, b)` (lists; `a` the earlier positions'): the step's
+    elements, independent, have their loads in flight together and combine as a tree; a position
+    past `hi` reads the step's first one (in range) and counts as `idents`."""
+    idx = ir.IndexType.get()
+
+    def times(u):  # u * stride
+        c = arith.ConstantOp(idx, u).result
+        return c if stride is None else arith.MulIOp(c, stride).result
+
+    loop = scf.ForOp(lo, hi, times(unroll), list(idents))
+    with ir.InsertionPoint(loop.body):
+        iv = loop.induction_variable
+        vals = []
+        for u in range(unroll):
+            r = iv if u == 0 else arith.AddIOp(iv, times(u)).result
+            ok = arith.CmpIOp(arith.CmpIPredicate.ult, r, hi).result if u else None
+            v = element(arith.SelectOp(ok, r, iv).result if u else r)
+            vals.append([arith.SelectOp(ok, x, e).result for x, e in zip(v, idents)] if u else v)
+        while len(vals) > 1:
+            vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+        scf.YieldOp(comb(list(loop.inner_iter_args), vals[0]))
+    return loop
+
+
+def _shufflable(t: ir.Type) -> bool:
+    """Whether _shuffle_xor moves values of type `t` between lanes."""
+    return str(t) in ("f16", "bf16", "f32", "f64") or (isinstance(t, ir.IntegerType) and ir.IntegerType(t).width <= 64)
+
+
+def _shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
+    """At the insertion point: lane `lane ^ offset`'s `v` (gpu.shuffle xor over the warp, in 32-bit
+    pieces: 16-bit floats through f32, narrow integers widened, 64-bit values as two halves)."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    t = v.type
+
+    def shfl(x):
+        return gpu.ShuffleOp(x, arith.ConstantOp(i32, offset).result, arith.ConstantOp(i32, 32).result,
+                             ir.Attribute.parse("#gpu<shuffle_mode xor>")).results[0]
+
+    if str(t) in ("f32", "i32"):
+        return shfl(v)
+    if str(t) in ("f16", "bf16"):
+        return arith.TruncFOp(t, shfl(arith.ExtFOp(ir.F32Type.get(), v).result)).result
+    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).width < 32:
+        return arith.TruncIOp(t, shfl(arith.ExtUIOp(i32, v).result)).result
+    bits = v if str(t) == "i64" else arith.BitcastOp(i64, v).result
+    lo = shfl(arith.TruncIOp(i32, bits).result)
+    hi = shfl(arith.TruncIOp(i32, arith.ShRUIOp(bits, arith.ConstantOp(i64, 32).result).result).result)
+    out = arith.OrIOp(arith.ExtUIOp(i64, lo).result,
+                      arith.ShLIOp(arith.ExtUIOp(i64, hi).result, arith.ConstantOp(i64, 32).result).result).result
+    return out if str(t) == "i64" else arith.BitcastOp(t, out).result
+
+
+def _lanes_launch(npar: ir.Value, chunks: ir.Value) -> tuple:
+    """At the insertion point: the second launch of a column reduction, L lanes per output (block
+    (L, 256 / L): lanes consecutive in a warp), L a power of two up to 32 with at most 8 of the
+    `chunks` partials per lane (1 for 8 chunks or fewer). In its body: (the output c, clamped to 0
+    past the end, whether c is in range, the lane, L, the launch's terminator). Every thread,
+    out-of-range ones too, reaches the lanes' shuffles."""
+    idx = ir.IndexType.get()
+    c1 = arith.ConstantOp(idx, 1).result
+    lanes = c1
+    for below, n in ((8, 2), (16, 4), (32, 8), (64, 16), (128, 32)):
+        more = arith.CmpIOp(arith.CmpIPredicate.ugt, chunks, arith.ConstantOp(idx, below).result).result
+        lanes = arith.SelectOp(more, arith.ConstantOp(idx, n).result, lanes).result
+    per_block = arith.DivUIOp(arith.ConstantOp(idx, 256).result, lanes).result
+    lv = gpu.LaunchOp((arith.CeilDivUIOp(npar, per_block).result, c1, c1), (lanes, per_block, c1))
+    body = lv.regions[0].blocks[0]
+    bx, tx, ty, bdimx, bdimy = (body.arguments[i] for i in (0, 3, 4, 9, 10))
+    with ir.InsertionPoint(body):
+        term = gpu.TerminatorOp()
+    with ir.InsertionPoint(term):
+        c = arith.AddIOp(arith.MulIOp(bx, bdimy).result, ty).result
+        ok = arith.CmpIOp(arith.CmpIPredicate.ult, c, npar).result
+        c = arith.SelectOp(ok, c, arith.ConstantOp(idx, 0).result).result
+    return c, ok, tx, bdimx, term
+
+
+def _lanes_combine(vals: list, lanes: ir.Value, comb) -> list:
+    """At the insertion point: every lane of a group of `lanes` (a power of two up to 32,
+    consecutive lanes) gets comb over the group's `vals` (a butterfly of xor shuffles; a step of
+    `offset` >= lanes keeps the value). `comb` must not depend on its operands' order (a sum, or
+    a rule that compares positions): lanes combine their values in different orders."""
+    idx = ir.IndexType.get()
+    for offset in (16, 8, 4, 2, 1):
+        other = [_shuffle_xor(v, offset) for v in vals]
+        on = arith.CmpIOp(arith.CmpIPredicate.ult, arith.ConstantOp(idx, offset).result, lanes).result
+        vals = [arith.SelectOp(on, x, v).result for x, v in zip(comb(vals, other), vals)]
+    return vals
 
 
 def _thread_launch(total: ir.Value) -> tuple:
@@ -1173,8 +1288,14 @@ def _column_reduction_ok(m) -> bool:
     """Whether reduction (or arg-reduction) `m` reduces over outer dims: every load of its value
     that moves with the reduced dims has the output's innermost index last (`x[j, i]` for
     `x.sum(0)`) with unit stride, so consecutive outputs read consecutive elements. (`x.t().sum(0)`
-    reads a transposed view: its rows are contiguous, and a block per output reads them coalesced.)"""
+    reads a transposed view: its rows are contiguous, and a block per output reads them coalesced.)
+    The accumulator's type must move between lanes (_shufflable); an arg-reduction's positions must
+    be integers."""
     if m.parallel is None:
+        return False
+    if isinstance(m, _Reduction) and not _shufflable(m.combine.results[0].type):
+        return False
+    if isinstance(m, _ArgReduction) and not isinstance(m.jvalue.type, ir.IntegerType):
         return False
     inner = list(m.parallel.regions[0].blocks[0].arguments)[-1]
     for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]

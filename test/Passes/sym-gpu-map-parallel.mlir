@@ -1027,8 +1027,9 @@ func.func @argmax_value_reads_acc(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: m
 
 // A reduction over the rows (`x.sum(0)`: the load's innermost index is the output's) in two coalesced
 // launches: thread t takes column t % n and the t / n-th chunk of rows (chunks: about 2^18 threads
-// in all, at least 16 rows each), 4 rows in flight per step, its partial stored at t; then a thread
-// per column combines the chunks' partials with the folded fill. No block reduction.
+// in all, at least 16 rows each), 4 rows in flight per step, its partial stored at t; then L lanes
+// per column (L by the chunks, up to 32; blocks of (L, 256 / L)) each combine every L-th partial,
+// then each other's by xor shuffles; lane 0 adds the folded fill. No block reduction.
 // CHECK-LABEL: func.func @col_sum
 // CHECK:         %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:         %[[N:.*]] = memref.dim %arg0, %c1
@@ -1045,14 +1046,25 @@ func.func @argmax_value_reads_acc(%x: memref<?x?xf32>, %v: memref<?xf32>, %ix: m
 // CHECK:             memref.load %arg0[%[[R]], %[[COL]]]
 // CHECK-COUNT-3:     memref.load %arg0[%{{.*}}, %[[COL]]]
 // CHECK:           memref.store %[[SUM]], %[[PART]][%[[T]]]
-// CHECK:         gpu.launch
-// CHECK:           %[[C:.*]] = arith.addi %{{.*}}, %{{.*}} : index
-// CHECK:           %[[TOT:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[CHUNKS]] step
+// CHECK:         %[[L:.*]] = arith.select %{{.*}}, %c32{{.*}}, %{{.*}} : index
+// CHECK:         %[[PER:.*]] = arith.divui %c256{{.*}}, %[[L]] : index
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}}) threads(%[[LANE:.*]], %{{.*}}, %{{.*}}) in (%[[LX:.*]] = %[[L]], %{{.*}} = %[[PER]], %{{.*}} = %{{.*}})
+// CHECK:           %[[C0:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[C0]], %[[N]] : index
+// CHECK:           %[[C:.*]] = arith.select %[[IN]], %[[C0]], %{{.*}} : index
+// CHECK:           %[[NC:.*]] = arith.select %[[IN]], %[[CHUNKS]], %{{.*}} : index
+// CHECK:           %[[STEP:.*]] = arith.muli %c4{{.*}}, %[[LX]] : index
+// CHECK:           %[[MINE:.*]] = scf.for %[[J:.*]] = %[[LANE]] to %[[NC]] step %[[STEP]]
 // CHECK:             %[[JN:.*]] = arith.muli %[[J]], %{{.*}} : index
 // CHECK:             %[[AT:.*]] = arith.addi %[[JN]], %[[C]] : index
 // CHECK:             memref.load %[[PART]][%[[AT]]]
-// CHECK:           %[[OUT:.*]] = arith.addf %[[TOT]], %cst
-// CHECK:           memref.store %[[OUT]], %arg1[%[[C]]]
+// CHECK-COUNT-3:     memref.load %[[PART]]
+// CHECK:           gpu.shuffle xor %[[MINE]], %c16_i32, %c32_i32 : f32
+// CHECK-COUNT-4:   gpu.shuffle xor
+// CHECK:           %[[TOT:.*]] = arith.select %{{.*}} : f32
+// CHECK:           scf.if
+// CHECK:             %[[OUT:.*]] = arith.addf %[[TOT]], %cst
+// CHECK:             memref.store %[[OUT]], %arg1[%[[C]]]
 // CHECK-NOT:     gpu.all_reduce
 // CHECK-NOT:     gpu.launch
 // With column-reductions=0: a block per column, threads striding over its rows.
@@ -1085,33 +1097,46 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 
 // -----
 
-// argmax over the rows (torch-mlir's loop, after sym-parallel-dims-first): two coalesced launches.
-// A thread per column and chunk of rows runs the loop from the chunk's first element, with eager's
-// NaN rule (a NaN replaces a number; nothing replaces a NaN); value and position go to two buffers
-// of partials. Then a thread per column starts from the accumulators and takes each chunk's pair in
-// order by the same rule, strict, so ties keep the earlier position.
+// argmax over the rows (torch-mlir's loop, after sym-parallel-dims-first): two coalesced launches
+// of (value, position) pairs, combined by eager's rule whatever their order: a NaN wins, the first
+// of several; else the larger value, the earlier position of equals. A thread per column and chunk
+// of rows folds 4 rows per step from (-inf, INT64_MAX) and writes its pair to two buffers of
+// partials; then lanes per column fold every L-th chunk's pair and each other's (shuffles, the i64
+// positions in two halves), and lane 0 takes the total over the accumulators when it is larger or a
+// NaN while the accumulator is not one.
 // CHECK-LABEL: func.func @col_argmax
 // CHECK:         %[[PV:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[PJ:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
 // CHECK:         gpu.launch
-// CHECK:           %[[X0:.*]] = memref.load %arg0[%[[LO:.*]], %[[COL:.*]]]
-// CHECK:           %[[J0:.*]] = arith.index_cast %[[LO]] : index to i64
-// CHECK:           %[[R:.*]]:2 = scf.for %{{.*}} iter_args(%[[V:.*]] = %[[X0]], %[[I:.*]] = %[[J0]]) -> (f32, i64)
-// CHECK:             arith.maximumf
-// CHECK:             arith.cmpf ord, %[[V]], %[[V]]
-// CHECK:             arith.cmpf uno
+// CHECK:           %[[R:.*]]:2 = scf.for %[[ROW:.*]] = %{{.*}} step %c4{{.*}} iter_args(%[[V:.*]] = %cst{{.*}}, %[[I:.*]] = %c9223372036854775807_i64) -> (f32, i64)
+// CHECK:             %[[X0:.*]] = memref.load %arg0[%[[ROW]], %[[COL:.*]]]
+// CHECK:             %[[J0:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK-COUNT-3:     memref.load %arg0[%{{.*}}, %[[COL]]]
+// CHECK:             arith.cmpf uno, %[[X0]], %[[X0]]
+// CHECK:             %[[EARLIER:.*]] = arith.cmpi slt, %{{.*}}, %[[J0]] : i64
+// CHECK:             %[[EQ:.*]] = arith.cmpf oeq
+// CHECK:             arith.andi %[[EQ]], %[[EARLIER]]
 // CHECK:             arith.cmpf ogt
-// CHECK:             arith.select %{{.*}}, %{{.*}}, %[[I]] : i64
 // CHECK:           memref.store %[[R]]#0, %[[PV]]
 // CHECK:           memref.store %[[R]]#1, %[[PJ]]
 // CHECK:         gpu.launch
-// CHECK:           %[[A:.*]] = memref.load %arg1[%[[C:.*]]] : memref<?xf32>
-// CHECK:           %[[B:.*]] = memref.load %arg2[%[[C]]] : memref<?xi64>
-// CHECK:           %[[F:.*]]:2 = scf.for %{{.*}} iter_args(%{{.*}} = %[[A]], %{{.*}} = %[[B]]) -> (f32, i64)
+// CHECK:           %[[F:.*]]:2 = scf.for %{{.*}} iter_args(%{{.*}} = %cst{{.*}}, %{{.*}} = %c9223372036854775807_i64) -> (f32, i64)
 // CHECK:             memref.load %[[PV]]
 // CHECK:             memref.load %[[PJ]]
-// CHECK:           memref.store %[[F]]#0, %arg1[%[[C]]]
-// CHECK:           memref.store %[[F]]#1, %arg2[%[[C]]]
+// CHECK:           gpu.shuffle xor %[[F]]#0, %c16_i32, %c32_i32 : f32
+// CHECK:           arith.trunci %[[F]]#1 : i64 to i32
+// CHECK:           gpu.shuffle xor
+// CHECK:           arith.shrui %[[F]]#1
+// CHECK:           gpu.shuffle xor
+// CHECK:           scf.if
+// CHECK:             %[[A:.*]] = memref.load %arg1[%[[C:.*]]] : memref<?xf32>
+// CHECK:             %[[B:.*]] = memref.load %arg2[%[[C]]] : memref<?xi64>
+// CHECK:             %[[OK:.*]] = arith.cmpf ord, %[[A]], %[[A]]
+// CHECK:             %[[TAKE:.*]] = arith.andi %[[OK]], %{{.*}} : i1
+// CHECK:             %[[NV:.*]] = arith.select %[[TAKE]], %{{.*}}, %[[A]] : f32
+// CHECK:             %[[NP:.*]] = arith.select %[[TAKE]], %{{.*}}, %[[B]] : i64
+// CHECK:             memref.store %[[NV]], %arg1[%[[C]]]
+// CHECK:             memref.store %[[NP]], %arg2[%[[C]]]
 // CHECK-NOT:     gpu.all_reduce
 // COL0-LABEL: func.func @col_argmax
 // COL0:         gpu.all_reduce minsi

@@ -204,9 +204,8 @@ def test_full_reductions_over_many_blocks(dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_column_reductions(dtype):
     """Reductions over outer dims (sym-gpu-map-parallel's column reductions: a thread per output and
-    chunk of rows, then a thread per output over the chunks' partials) and arg-reductions over them
-    (a block per column): against eager with one chunk and many, odd widths, a view, and one
-    compilation for every size."""
+    chunk of rows, then lanes per output over the chunks' partials) and arg-reductions over them:
+    against eager with one chunk and many, odd widths, a view, and one compilation for every size."""
     def f(x):
         return x.sum(0), x.amax(0), x.view(x.shape[0], 2, -1).sum(1), x.float().pow(2).mean(0), x.argmax(0)
 
@@ -219,6 +218,52 @@ def test_column_reductions(dtype):
             torch.testing.assert_close(a.float(), b.float(), rtol=2e-2 if dtype == torch.bfloat16 else 1e-4,
                                        atol=1e-2 * m ** 0.5)
         assert torch.equal(got[4], want[4])
+    assert backend.stats.compiles == 1
+
+
+# (rows, columns) giving the second launch of a column reduction 1, 2, 4, 8, 16 and 32 lanes per
+# output (chunks of at least 16 rows, about 2^18 threads in the first launch)
+LANE_SHAPES = [(33, 778), (160, 1000), (300, 200), (1000, 2000), (2000, 2000), (4096, 64), (5000, 7)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_column_arg_reductions_lanes(dtype):
+    """Column arg-reductions with every number of lanes: ties (small integers), NaNs (the first
+    wins), columns of -inf, against eager exactly."""
+    def f(x):
+        mx = x.max(0)
+        return x.argmax(0), x.argmin(0), mx.values, mx.indices
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    for m, n in LANE_SHAPES:
+        ties = torch.randint(0, 3, (m, n), device=DEV, generator=g).to(dtype)
+        nans = torch.randn(m, n, device=DEV, generator=g).to(dtype)
+        nans[m // 3::m // 2 + 1, ::3] = float("nan")
+        inf = torch.full((m, n), float("-inf"), device=DEV, dtype=dtype)
+        inf[m - 1, ::2] = 0.0
+        for x in (ties, nans, inf):
+            for got, want in zip(cf(x), f(x)):
+                torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+    assert backend.stats.compiles == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+def test_column_sums_lanes(dtype):
+    """Column sums with every number of lanes and accumulator widths the lanes exchange in one or
+    two 32-bit shuffles: against eager (exactly for integers)."""
+    def f(x):
+        return x.sum(0), x.amax(0)
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    for m, n in LANE_SHAPES:
+        if dtype.is_floating_point:
+            x = torch.randn(m, n, device=DEV, dtype=dtype, generator=g)
+        else:
+            x = torch.randint(-2 ** 20, 2 ** 20, (m, n), device=DEV, generator=g).to(dtype)
+        for got, want in zip(cf(x), f(x)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4 * m ** 0.5)
     assert backend.stats.compiles == 1
 
 
