@@ -413,8 +413,9 @@ class GpuMapParallel(SymPass):
     def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
         """argmax / argmin over outer dims (`x.argmax(0)`) in two coalesced launches, as
         _column_reduction, with (value, position) pairs: thread t of the first takes output `t % P`
-        and the t / P-th chunk of rows, `elements-per-thread` rows in flight, and writes the chunk's
-        pair (value, J(j): the loop's index expression) to two buffers of partials; L lanes per
+        and the t / P-th chunk of rows and runs the loop's rule over it in order from its first
+        element (`elements-per-thread` rows in flight), writing the chunk's pair (value, J(j): the
+        loop's index expression) to two buffers of partials; L lanes per
         output of the second combine the chunks' pairs, then each other's (shuffles), and lane 0
         combines the total with the accumulators by the loop's rule. Pairs combine by eager's rule,
         which does not depend on their order: a NaN wins, the first NaN of several; else the larger
@@ -473,7 +474,13 @@ class GpuMapParallel(SymPass):
                     _clone_mapped(o, mapping)
                 return [widen(mapping.get(am.value, am.value)), mapping.get(am.jvalue, am.jvalue)]
 
-            loop = _unrolled_fold(lo, hi, self.ept, idents(), element, pick)
+            def in_order(a, b):  # the loop's rule, `b` after `a` (the masked pair is never taken)
+                take = takes(a[0], b[0])
+                return [arith.SelectOp(take, b[0], a[0]).result, arith.SelectOp(take, b[1], a[1]).result]
+
+            first = element(lo)  # a chunk is never empty
+            loop = _unrolled_fold(arith.AddIOp(lo, c1).result, hi, self.ept, idents(), element, in_order,
+                                  init=first, in_order=True)
             memref.StoreOp(loop.results[0], part_v, [t])
             memref.StoreOp(loop.results[1], part_j, [t])
         with ir.InsertionPoint(root), root.location:
@@ -1172,19 +1179,20 @@ def _column_chunks(par_trips: list, red_trips: list, chunking: tuple) -> tuple:
 
 
 def _unrolled_fold(lo: ir.Value, hi: ir.Value, unroll: int, idents: list, element, comb,
-                   stride: ir.Value | None = None) -> scf.ForOp:
+                   stride: ir.Value | None = None, init: list | None = None, in_order: bool = False) -> scf.ForOp:
     """At the insertion point: an scf.for over positions lo, lo + stride, ... below `hi`, `unroll` at
     a time, folding `element(r)` (a list of values, ops built at the insertion point) into
-    accumulators from `idents` with `comb(a, b)` (lists; `a` the earlier positions'): the step's
-    elements, independent, have their loads in flight together and combine as a tree; a position
-    past `hi` reads the step's first one (in range) and counts as `idents`."""
+    accumulators from `init` (default `idents`) with `comb(a, b)` (lists; `a` the earlier
+    positions'): the step's elements, independent, have their loads in flight together and combine
+    as a tree (`in_order`: one after the other into the accumulator, for a rule that needs the
+    order); a position past `hi` reads the step's first one (in range) and counts as `idents`."""
     idx = ir.IndexType.get()
 
     def times(u):  # u * stride
         c = arith.ConstantOp(idx, u).result
         return c if stride is None else arith.MulIOp(c, stride).result
 
-    loop = scf.ForOp(lo, hi, times(unroll), list(idents))
+    loop = scf.ForOp(lo, hi, times(unroll), list(init or idents))
     with ir.InsertionPoint(loop.body):
         iv = loop.induction_variable
         vals = []
@@ -1193,9 +1201,15 @@ def _unrolled_fold(lo: ir.Value, hi: ir.Value, unroll: int, idents: list, elemen
             ok = arith.CmpIOp(arith.CmpIPredicate.ult, r, hi).result if u else None
             v = element(arith.SelectOp(ok, r, iv).result if u else r)
             vals.append([arith.SelectOp(ok, x, e).result for x, e in zip(v, idents)] if u else v)
+        acc = list(loop.inner_iter_args)
+        if in_order:
+            for v in vals:
+                acc = comb(acc, v)
+            scf.YieldOp(acc)
+            return loop
         while len(vals) > 1:
             vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
-        scf.YieldOp(comb(list(loop.inner_iter_args), vals[0]))
+        scf.YieldOp(comb(acc, vals[0]))
     return loop
 
 

@@ -1100,29 +1100,33 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 // argmax over the rows (torch-mlir's loop, after sym-parallel-dims-first): two coalesced launches
 // of (value, position) pairs, combined by eager's rule whatever their order: a NaN wins, the first
 // of several; else the larger value, the earlier position of equals. A thread per column and chunk
-// of rows folds 4 rows per step from (-inf, INT64_MAX) and writes its pair to two buffers of
-// partials; then lanes per column fold every L-th chunk's pair and each other's (shuffles, the i64
+// of rows runs the loop's rule in order from the chunk's first element, 4 rows loaded per step, and
+// writes its pair to two buffers of partials; then lanes per column fold every L-th chunk's pair and each other's (shuffles, the i64
 // positions in two halves), and lane 0 takes the total over the accumulators when it is larger or a
 // NaN while the accumulator is not one.
 // CHECK-LABEL: func.func @col_argmax
 // CHECK:         %[[PV:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[PJ:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
 // CHECK:         gpu.launch
-// CHECK:           %[[R:.*]]:2 = scf.for %[[ROW:.*]] = %{{.*}} step %c4{{.*}} iter_args(%[[V:.*]] = %cst{{.*}}, %[[I:.*]] = %c9223372036854775807_i64) -> (f32, i64)
-// CHECK:             %[[X0:.*]] = memref.load %arg0[%[[ROW]], %[[COL:.*]]]
-// CHECK:             %[[J0:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK:           %[[X0:.*]] = memref.load %arg0[%[[LO:.*]], %[[COL:.*]]]
+// CHECK:           %[[J0:.*]] = arith.index_cast %[[LO]] : index to i64
+// CHECK:           %[[R:.*]]:2 = scf.for %[[ROW:.*]] = %{{.*}} step %c4{{.*}} iter_args(%[[V:.*]] = %[[X0]], %[[I:.*]] = %[[J0]]) -> (f32, i64)
+// CHECK:             %[[X1:.*]] = memref.load %arg0[%[[ROW]], %[[COL]]]
+// CHECK:             %[[J1:.*]] = arith.index_cast %[[ROW]] : index to i64
 // CHECK-COUNT-3:     memref.load %arg0[%{{.*}}, %[[COL]]]
-// CHECK:             arith.cmpf uno, %[[X0]], %[[X0]]
-// CHECK:             %[[EARLIER:.*]] = arith.cmpi slt, %{{.*}}, %[[J0]] : i64
-// CHECK:             %[[EQ:.*]] = arith.cmpf oeq
-// CHECK:             arith.andi %[[EQ]], %[[EARLIER]]
-// CHECK:             arith.cmpf ogt
+// CHECK:             arith.cmpf ord, %[[V]], %[[V]]
+// CHECK:             arith.cmpf uno, %[[X1]], %[[X1]]
+// CHECK:             arith.cmpf ogt, %[[X1]], %[[V]]
+// CHECK:             %[[T1:.*]] = arith.andi
+// CHECK:             arith.select %[[T1]], %[[X1]], %[[V]] : f32
+// CHECK:             arith.select %[[T1]], %[[J1]], %[[I]] : i64
 // CHECK:           memref.store %[[R]]#0, %[[PV]]
 // CHECK:           memref.store %[[R]]#1, %[[PJ]]
 // CHECK:         gpu.launch
 // CHECK:           %[[F:.*]]:2 = scf.for %{{.*}} iter_args(%{{.*}} = %cst{{.*}}, %{{.*}} = %c9223372036854775807_i64) -> (f32, i64)
 // CHECK:             memref.load %[[PV]]
 // CHECK:             memref.load %[[PJ]]
+// CHECK-COUNT-3:     arith.cmpi slt
 // CHECK:           gpu.shuffle xor %[[F]]#0, %c16_i32, %c32_i32 : f32
 // CHECK:           arith.trunci %[[F]]#1 : i64 to i32
 // CHECK:           gpu.shuffle xor
