@@ -173,6 +173,7 @@ class GpuMapParallel(SymPass):
 
     def _map_block(self, block: ir.Block, bs: int) -> None:
         self._fill_inits: list = []  # (reduction to one value, its folded start value)
+        self._arg_fill_inits = self._fold_arg_fills(block)  # (column arg-reduction, its start values)
         run: list[ir.Operation] = []
         device_values: list[ir.Value] = []  # scalars computed on the device (results of device ops)
         group: list[ir.Operation] = []  # loops over the same rows, not mapped yet (see _row_group)
@@ -228,36 +229,86 @@ class GpuMapParallel(SymPass):
         flush_group()
         self._serial(run)
 
+    def _fold_arg_fills(self, block: ir.Block) -> list:
+        """The fills of an arg-reduction's value and position buffers right before it (with only
+        each other and pure scalar ops between) become its start values, when it takes the column
+        path (which reads them once per output): [(the nest, (value or None, position or None))];
+        the fills are erased."""
+        out = []
+        if not self.columns:
+            return out
+        ops = [c.operation for c in block.operations]
+        for k, o in enumerate(ops):
+            if o.name not in ("scf.parallel", "scf.for"):
+                continue
+            am = _match_argreduce(o)
+            if am is None or not _column_reduction_ok(am):
+                continue
+            inits, fills = [None, None], []
+            for prev in reversed(ops[:k]):
+                v = _fill_value(prev, am.storev.operands[1])
+                j = _fill_value(prev, am.storei.operands[1])
+                if v is not None and inits[0] is None:
+                    inits[0] = v
+                elif j is not None and inits[1] is None:
+                    inits[1] = j
+                elif not (_is_pure_host_name(prev.name) and not prev.regions):
+                    break
+                else:
+                    continue
+                fills.append(prev)
+            if fills:
+                for f in fills:
+                    f.erase()
+                self.bump("fills-folded", len(fills))
+                out.append((o, tuple(inits)))
+        return out
+
     def _map_loops(self, loops: list[ir.Operation], bs: int) -> None:
-        """One launch per loop nest; a fill right before a reduction into the same buffer becomes the
-        reduction's initial value instead of a launch of its own."""
-        held = None
+        """One launch per loop nest; a fill right before a reduction into the same buffer becomes its
+        initial value instead of a launch of its own (an arg-reduction's: _fold_arg_fills); an
+        elementwise nest right after a reduction over outer dims, over its outputs, runs in its
+        second launch (_epilogue_ok: a bf16 sum's conversion of the f32 accumulator)."""
+        held: list = []  # fills not mapped yet
 
         def flush_held() -> None:
-            nonlocal held
-            if held is not None:
-                self._parallel(held, bs)
-                held = None
+            for f in held:
+                self._parallel(f, bs)
+            held.clear()
 
-        for o in loops:
+        def take_fill(buf):  # the value of a held fill of `buf` (the fill leaves), or None
+            for f in held:
+                v = _fill_value(f, buf)
+                if v is not None:
+                    held.remove(f)
+                    f.erase()
+                    self.bump("fills-folded")
+                    return v
+            return None
+
+        skip = -1  # the index of an epilogue fused into the reduction before it (erased)
+        for k, o in enumerate(loops):
+            if k == skip:
+                continue
+            nxt = loops[k + 1] if k + 1 < len(loops) else None
             m = _match_reduction(o)
             if m is not None:
-                init = _fill_value(held, m.store.operands[1]) if held is not None else None
-                if init is not None:
-                    held.erase()
-                    held = None
-                    self.bump("fills-folded")
+                init = take_fill(m.store.operands[1])
                 flush_held()
-                self._reduction(o, m, init)
+                epi = nxt if (nxt is not None and self.columns and m.parallel is not None
+                              and _column_reduction_ok(m) and _epilogue_ok(nxt, m)) else None
+                self._reduction(o, m, init, epilogue=epi)
+                skip = k + 1 if epi is not None else -1
             elif _fill_value(o, None) is not None:
-                flush_held()
-                held = o
+                held.append(o)
             else:
-                flush_held()
                 am = _match_argreduce(o)
+                flush_held()
                 if am is not None and self.columns and _column_reduction_ok(am):
-                    self._column_argreduction(o, am)
-                elif am is not None:
+                    inits = next((v for r, v in self._arg_fill_inits if r == o), (None, None))
+                    self._column_argreduction(o, am, inits)
+                    continue
+                if am is not None:
                     self._argreduction(o, am)
                 else:
                     self._parallel(o, bs)
@@ -332,7 +383,8 @@ class GpuMapParallel(SymPass):
         self.bump("serial-launches")
 
     # -- reduction: one block per output element ---------------------------------------------
-    def _reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None = None) -> None:
+    def _reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None = None,
+                   epilogue: ir.Operation | None = None) -> None:
         for k, (op, value) in enumerate(self._fill_inits):
             if op == root:  # entries leave when used: the roots of those before are erased
                 init = value
@@ -342,21 +394,24 @@ class GpuMapParallel(SymPass):
             self._split_reduction(root, m, init)
             return
         if self.columns and _column_reduction_ok(m):
-            self._column_reduction(root, m, init)
+            self._column_reduction(root, m, init, epilogue)
             return
+        assert epilogue is None, "an epilogue is only fused into a column reduction"
         par_ivs, tx, bdim, term = self._block_per_output(root, m.par_trips, m)
         self._emit_reduction(m, par_ivs, tx, bdim, init, term)
         root.erase()
         self.bump("reduction-launches")
 
-    def _column_reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None) -> None:
+    def _column_reduction(self, root: ir.Operation, m: "_Reduction", init: ir.Value | None,
+                          epilogue: ir.Operation | None = None) -> None:
         """A reduction over outer dims (`x.sum(0)`: the loads' innermost index is the output's) in two
         launches, coalesced: thread t of the first takes output element `c = t % P` (P outputs,
         consecutive threads on consecutive columns) and the t / P-th chunk of the reduced elements
         (R chunks of L rows: R * P about `column-threads` threads, L at least `column-min-rows`), writing
         its partial to a [R, P] buffer (`elements-per-thread` rows in flight). In the second, L lanes
         per output (L up to 32, by R: _lanes_launch) each combine every L-th partial, then each
-        other's (warp shuffles); lane 0 combines the total with the accumulator. A block per output
+        other's (warp shuffles); lane 0 combines the total with the accumulator, then runs
+        `epilogue`'s iteration for its output (an elementwise nest over the outputs). A block per output
         would read a column per block: one element per 32-byte sector and row, 0.13-0.26 of
         inductor's speed on the H100; a thread per output in the second launch took 12 us of 17 at
         [4096, 1024] (1024 threads, 256 partials each)."""
@@ -407,10 +462,18 @@ class GpuMapParallel(SymPass):
             for arg, iv in zip(par_args, out_ivs):
                 arg.replace_all_uses_with(iv)
         _finish_reduction(m, y2, total, init)
+        if epilogue is not None:
+            mapping = dict(zip(list(epilogue.regions[0].blocks[0].arguments), out_ivs))
+            with ir.InsertionPoint(y2):
+                for o in list(epilogue.regions[0].blocks[0].operations):
+                    if o.operation.name != "scf.reduce":
+                        _clone_mapped(o.operation, mapping)
+            epilogue.erase()
+            self.bump("column-epilogues")
         root.erase()
         self.bump("column-reductions")
 
-    def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction") -> None:
+    def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction", inits: tuple = (None, None)) -> None:
         """argmax / argmin over outer dims (`x.argmax(0)`) in two coalesced launches, as
         _column_reduction, with (value, position) pairs: thread t of the first takes output `t % P`
         and the t / P-th chunk of rows and runs the loop's rule over it in order from its first
@@ -421,7 +484,8 @@ class GpuMapParallel(SymPass):
         which does not depend on their order: a NaN wins, the first NaN of several; else the larger
         value (smaller for argmin), the earlier position of equals. The accumulator counts as
         earlier than every element: the total replaces it when larger or a NaN while it is not one.
-        bf16 / f16 are compared in f32."""
+        `inits`: the values of folded fills of the accumulators (instead of loading them). bf16 /
+        f16 are compared in f32."""
         from torch_mlir.dialects import memref
 
         idx = ir.IndexType.get()
@@ -503,8 +567,13 @@ class GpuMapParallel(SymPass):
             arg.replace_all_uses_with(iv)
         for o in am.index_ops + [am.loadv, am.loadi]:
             o.move_before(y2.operation)
+        for load, init in ((am.loadv, inits[0]), (am.loadi, inits[1])):
+            if init is not None:
+                load.results[0].replace_all_uses_with(init)
+                load.erase()
         with ir.InsertionPoint(y2), root.location:
-            acc_v, acc_j = widen(am.loadv.results[0]), am.loadi.results[0]
+            acc_v = widen(inits[0] if inits[0] is not None else am.loadv.results[0])
+            acc_j = inits[1] if inits[1] is not None else am.loadi.results[0]
             take = takes(acc_v, best_v)
             new_v = arith.SelectOp(take, best_v, acc_v).result
             new_v = new_v if F == T else arith.TruncFOp(T, new_v).result  # exact
@@ -1440,6 +1509,39 @@ def _accesses(o: ir.Operation) -> list:
 
     walk(o)
     return out
+
+
+def _epilogue_ok(p: ir.Operation, m) -> bool:
+    """Whether nest `p`, right after reduction `m` over outer dims, can run in the reduction's
+    second launch, each output's iteration after its result is stored: an scf.parallel from 0 by 1
+    over the same outputs (the same sizes), a body without nested regions whose accesses of
+    the reduction's output are at its own indices (no other output's result is ready yet), and
+    whose stores touch no buffer the reduction reads (its input, its accumulator elsewhere)."""
+    if p.name != "scf.parallel" or len(p.results) or _match_reduction(p) is not None:
+        return False
+    pv = p.opview
+    if not all(_const(lb) == 0 for lb in pv.lowerBound) or not all(_const(st) == 1 for st in pv.step):
+        return False
+    ubs = list(pv.upperBound)
+    if len(ubs) != len(m.par_trips) or not _same_sizes(ubs, list(m.par_trips)):
+        return False
+    body = p.regions[0].blocks[0]
+    ivs = list(body.arguments)
+    if any(c.operation.regions and c.operation.name != "scf.reduce" for c in body.operations):
+        return False
+    out = _root(m.store.operands[1])
+    read = [_root(mem) for _, mem, _ in _accesses(m.parallel if m.parallel is not None else m.fors[0])
+            if mem is not None]
+    for acc, mem, idxs in _accesses(p):
+        if mem is None:
+            return False
+        r = _root(mem)
+        if r == out:
+            if not (mem == m.store.operands[1]) or len(idxs) != len(ivs) or not all(a == b for a, b in zip(idxs, ivs)):
+                return False
+        elif acc.name == "memref.store" and any(r == x for x in read):
+            return False
+    return True
 
 
 def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:

@@ -1223,3 +1223,139 @@ func.func @shared_index_op(%x: memref<?x1x?xf32>, %out: memref<1x?xf32>) {
   }
   return
 }
+
+// -----
+
+// An elementwise nest over a column reduction's outputs that reads the result at its own index (a
+// bf16 sum's conversion of the f32 accumulator) runs in the second launch, after lane 0's store:
+// two launches, not three.
+// CHECK-LABEL: func.func @col_sum_epilogue
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK:           scf.if
+// CHECK:             %[[OUT:.*]] = arith.addf
+// CHECK:             memref.store %[[OUT]], %[[ACC:.*]][%[[C:.*]]] : memref<?xf32>
+// CHECK-NEXT:        %[[R:.*]] = memref.load %[[ACC]][%[[C]]] : memref<?xf32>
+// CHECK-NEXT:        %[[B:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT:        memref.store %[[B]], %arg1[%[[C]]] : memref<?xbf16>
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     scf.parallel
+// COL0-LABEL: func.func @col_sum_epilogue
+// COL0-COUNT-2:   gpu.launch
+func.func @col_sum_epilogue(%x: memref<?x?xf32>, %out: memref<?xbf16>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  %n2 = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n2) step (%c1) {
+    %r = memref.load %s[%i] : memref<?xf32>
+    %b = arith.truncf %r : f32 to bf16
+    memref.store %b, %out[%i] : memref<?xbf16>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// ... but not one that reads another output's result (not ready in this thread): its own launch.
+// CHECK-LABEL: func.func @col_sum_no_epilogue
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     scf.parallel
+func.func @col_sum_no_epilogue(%x: memref<?x?xf32>, %out: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %last = arith.subi %n, %c1 : index
+    %k = arith.subi %last, %i : index
+    %r = memref.load %s[%k] : memref<?xf32>
+    memref.store %r, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// The fills of a column arg-reduction's value and position buffers right before it are its start
+// values: lane 0 compares the total with the fill values, no fill launches and no loads of them.
+// CHECK-LABEL: func.func @col_argmax_fills
+// CHECK-DAG:     %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK:           scf.if
+// CHECK-NOT:         memref.load %arg1
+// CHECK:             arith.cmpf ord, %[[NINF]], %[[NINF]]
+// CHECK:             %[[NV:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NINF]] : f32
+// CHECK:             %[[NP:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ZERO]] : i64
+// CHECK:             memref.store %[[NV]], %arg1
+// CHECK:             memref.store %[[NP]], %arg2
+// CHECK-NOT:     gpu.launch
+func.func @col_argmax_fills(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %ninf = arith.constant 0xFF800000 : f32
+  %z = arith.constant 0 : i64
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %z, %p[%i] : memref<?xi64>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %ninf, %v[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %e = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %v[%i] : memref<?xf32>
+      %pos = memref.load %p[%i] : memref<?xi64>
+      %nv = arith.maximumf %e, %acc : f32
+      %gt = arith.cmpf ogt, %e, %acc : f32
+      %jj = arith.index_cast %j : index to i64
+      %np = arith.select %gt, %jj, %pos : i64
+      memref.store %nv, %v[%i] : memref<?xf32>
+      memref.store %np, %p[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}

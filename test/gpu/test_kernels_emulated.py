@@ -189,22 +189,27 @@ def test_full_reduction_split_over_blocks(fn):
             np.testing.assert_allclose(got, fn(x).numpy(), rtol=1e-4)
 
 
-COLUMN_FNS = {"sum0": lambda x: x.sum(0), "amax0": lambda x: x.amax(0),
-              "scaled_sum0": lambda x: (x * x[0]).sum(0),  # x[0]: the same element for every row
-              "sum1_of_3d": lambda x: x.view(x.shape[0], 2, -1).sum(1),
-              "mean0": lambda x: x.mean(0),  # not a row group over the columns
-              "row_weighted_sum0": lambda x: (x * x[:, :1]).sum(0)}  # a per-row weight: x[j, 0]
+# name: (function, launches): two per column reduction (a fill and an elementwise nest over its
+# outputs that reads only its own output's result fold into them)
+COLUMN_FNS = {"sum0": (lambda x: x.sum(0), 2), "amax0": (lambda x: x.amax(0), 2),
+              "scaled_sum0": (lambda x: (x * x[0]).sum(0), 3),  # x[0]: the same element for every row
+              "sum1_of_3d": (lambda x: x.view(x.shape[0], 2, -1).sum(1), 2),
+              "mean0": (lambda x: x.mean(0), 2),  # not a row group over the columns; the division fused
+              "row_weighted_sum0": (lambda x: (x * x[:, :1]).sum(0), 2),  # a per-row weight: x[j, 0]
+              "sum0_epilogue": (lambda x: x.sum(0).exp() * 2, 2),
+              "sum0_flipped": (lambda x: (lambda s: s - s.flip(0))(x.sum(0)), 3)}  # reads other outputs
 
 
 @pytest.mark.parametrize("name", list(COLUMN_FNS))
 def test_column_reductions_coalesced(name):
     """Reductions over outer dims: a thread per output element and chunk of rows (consecutive threads
-    on consecutive columns), partials in a buffer, then a thread per output combines them; the
-    accumulator's fill is folded (x * x[0] is a launch of its own before). Sizes with one chunk and
-    with many (5000 rows: 16 rows per chunk), odd columns, a single row."""
-    fn = COLUMN_FNS[name]
+    on consecutive columns), partials in a buffer, then lanes per output combine them; the
+    accumulator's fill is folded (x * x[0] is a launch of its own before), so is an elementwise nest
+    over the outputs that reads only its own output's result. Sizes with one chunk and with many
+    (5000 rows: 16 rows per chunk), odd columns, a single row."""
+    fn, launches = COLUMN_FNS[name]
     k = Emulated(fn, [torch.randn(6, 16)])
-    assert k.launches >= 2 and "gpu.all_reduce" not in k.mapped_ir, k.mapped_ir  # not a block per column
+    assert k.launches == launches and "gpu.all_reduce" not in k.mapped_ir, k.mapped_ir  # not a block per column
     for m, n in [(5, 8), (33, 778), (1, 6), (5000, 6)]:
         x = torch.randn(m, n, generator=torch.Generator().manual_seed(m + n))
         want = fn(x)
@@ -228,12 +233,13 @@ COLUMN_ARG_FNS = {"argmax0": lambda x: x.argmax(0), "argmin0": lambda x: x.argmi
 @pytest.mark.parametrize("name", list(COLUMN_ARG_FNS))
 def test_column_arg_reductions(name):
     """argmax / argmin / max over the rows: two coalesced launches (a thread per column and chunk of
-    rows, then a thread per column over the chunks in order), no block reduction: eager's result on
+    rows, then lanes per column over the chunks; the accumulators' fills folded), no block
+    reduction: eager's result on
     random columns, ties, -inf columns, NaNs first, later and in several chunks (5000 rows: 16 rows
     a chunk), one row."""
     fn = COLUMN_ARG_FNS[name]
     k = Emulated(fn, [torch.randn(16, 6)])
-    assert k.launches >= 2 and "gpu.all_reduce" not in k.mapped_ir, k.mapped_ir
+    assert k.launches == 2 and "gpu.all_reduce" not in k.mapped_ir, k.mapped_ir
     g = torch.Generator().manual_seed(2)
     for m, n in [(8, 5), (777, 33), (5000, 3), (1, 4)]:
         ties = torch.randint(0, 3, (m, n), generator=g).float()
