@@ -25,8 +25,10 @@ reduction issuing `reduction-vectors` (4) vector loads per thread and step. A re
 (`x.sum()`) is split: up to 1024 blocks reduce chunks into a buffer of partials, one block combines
 them (option `split-full=0`: one block for all). A reduction over outer dims (`x.sum(0)`: the loads'
 innermost index is the output's) is two coalesced launches instead: a thread per output element
-and chunk of rows writes partials, a thread per output combines them; arg-reductions over outer
-dims (`x.argmax(0)`) the same way, with (value, position) partials (option `column-reductions=0`:
+and chunk of rows writes partials, lanes per output (up to a warp, by the number of chunks) combine
+them with shuffles, and an elementwise nest over the outputs that reads only its own output's
+result runs there too; arg-reductions over outer dims (`x.argmax(0)`) the same way, with (value,
+position) partials and their accumulators' fills folded (option `column-reductions=0`:
 a block per output; `column-threads` (2^18) and `column-min-rows` (16) size the chunks). A fill of the accumulator right before a reduction
 is its initial value, not a launch.
 
