@@ -135,7 +135,7 @@ class GpuMapParallel(SymPass):
     name = "sym-gpu-map-parallel"
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
                "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int,
-               "column-reductions": int, "column-threads": int, "column-min-rows": int}
+               "column-reductions": int, "column-threads": int, "column-min-rows": int, "row-scalar-elements": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -147,6 +147,7 @@ class GpuMapParallel(SymPass):
     column_reductions = 1  # reductions over outer dims: a thread per output and chunk of rows, two launches
     column_threads = 1 << 18  # ... about this many threads in the first launch (132 SMs x 2048)
     column_min_rows = 16  # ... each reducing at least this many rows
+    row_scalar_elements = 8  # elements per thread and step of a block reduction's scalar path (odd rows)
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -158,6 +159,7 @@ class GpuMapParallel(SymPass):
         self.split_full = bool(getattr(self, "split-full", type(self).split_full))
         self.row_regs = max(0, getattr(self, "row-registers", self.row_registers))
         self.columns = bool(getattr(self, "column-reductions", type(self).column_reductions))
+        self.row_scalar = max(1, getattr(self, "row-scalar-elements", self.row_scalar_elements))
         self.column_chunking = (max(1, getattr(self, "column-threads", self.column_threads)),
                                 max(1, getattr(self, "column-min-rows", self.column_min_rows)))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
@@ -766,7 +768,7 @@ class GpuMapParallel(SymPass):
                         span: tuple | None = None, partial_to: tuple | None = None,
                         regs: "_RowRegisters | None" = None) -> ir.Value | None:
         """The block-wide reduction of one output element (at `par_ivs`) before `before`: each thread
-        combines every bdim-th element (`ept` loads in flight per step; with 128-bit loads when the
+        combines every bdim-th element (`row-scalar-elements` loads in flight per step; with 128-bit loads when the
         innermost reduced length and the buffers allow, a runtime split), then gpu.all_reduce, then
         thread 0 combines with the accumulator and stores. The nest's ops move into the launch.
         With `keep` (and the folded fill's value `init`), nothing is stored: every thread combines
@@ -800,7 +802,7 @@ class GpuMapParallel(SymPass):
             return vals[0]
 
         def scalar_partial() -> ir.Value:
-            U = self.ept  # elements per thread and iteration: their loads are in flight together
+            U = self.row_scalar  # elements per thread and iteration: their loads are in flight together
             stride = arith.MulIOp(bdim, arith.ConstantOp(idx, U).result).result
             rfor = scf.ForOp(tx if lo is None else arith.AddIOp(lo, tx).result, end, stride, [ident])
             with ir.InsertionPoint(rfor.body):

@@ -7,6 +7,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='row-registers=0' | filecheck %s --check-prefix=MEM
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel --cse | filecheck %s --check-prefix=REG
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='column-reductions=0' | filecheck %s --check-prefix=COL0
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 row-scalar-elements=2' | filecheck %s --check-prefix=SCAL2
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -163,6 +164,12 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // RED2-COUNT-2:     vector.load %arg0
 // RED2-NOT:         vector.load
 // RED2:             scf.yield
+// SCAL2-LABEL: func.func @row_sum
+// SCAL2:         %[[STEP:.*]] = arith.muli %{{.*}}, %c2{{.*}} : index
+// SCAL2:         scf.for %{{.*}} step %[[STEP]] iter_args
+// SCAL2-COUNT-2:   memref.load %arg0
+// SCAL2-NOT:       memref.load
+// SCAL2:           scf.yield
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
@@ -172,10 +179,12 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // CHECK:       %[[L0:.*]] = arith.cmpi ule, %[[N]], %c512
 // CHECK:       %[[B:.*]] = arith.select %[[L0]], %c32, %{{.*}} : index
 // CHECK:       gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[M]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDIM:.*]] = %[[B]], {{.*}})
-// CHECK:         %[[STEP:.*]] = arith.muli %[[BDIM]], %c4 : index
+// The scalar path (vectorize=0 here): 8 elements per thread and step (row-scalar-elements).
+// CHECK:         %[[STEP:.*]] = arith.muli %[[BDIM]], %c8{{.*}} : index
 // CHECK:         %[[PART:.*]] = scf.for %[[J:.*]] = %[[TX]] to %[[N]] step %[[STEP]] iter_args
 // CHECK:           memref.load %arg0[%[[BX]], %[[J]]]
-// CHECK-COUNT-3:   memref.load %arg0[%[[BX]],
+// CHECK-COUNT-7:   memref.load %arg0[%[[BX]],
+// CHECK-NOT:       memref.load
 // CHECK:           scf.yield
 // CHECK:         %[[SUM:.*]] = gpu.all_reduce add %[[PART]] uniform
 // CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[TX]], %{{.*}} : index
