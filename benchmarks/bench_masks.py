@@ -17,6 +17,7 @@ repeat_interleave, sizes from .item(); compiled in count/fill phases), one sourc
     python benchmarks/bench_masks.py -k masked_sum -k ragged_pack_zero
     python benchmarks/bench_masks.py --suite datadep  # only the data-dependent patterns
     python benchmarks/bench_masks.py --device cuda    # inputs on the GPU (checks and times there)
+    python benchmarks/bench_masks.py --device cuda --profile -k heatmap_peaks  # where a call's host time goes
 """
 from __future__ import annotations
 
@@ -156,6 +157,44 @@ def runtime(case, name: str | None, repeat: int) -> float | None:
             return None
 
 
+def profile(case, calls: int = 10, top: int = 25) -> None:
+    """Where a compiled mlir_sym call's host time goes: cProfile of `calls` calls at the bench size
+    (the top functions by own time, then by cumulative time) and the CUDA activity of one call
+    (kernels, copies, synchronizations) from torch.profiler."""
+    import cProfile
+    import io
+    import pstats
+
+    n = BENCH_N.get(case.name, DEFAULT_N)
+    args = case.inputs(n, "random")
+    _reset()
+    with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS), torch.no_grad():
+        f = torch.compile(case.fn, backend="mlir_sym", dynamic=True)
+        _safe_call(case, f, case.inputs(case.sizes[0], "random"))
+        for _ in range(3):
+            f(*args)
+        _sync()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(calls):
+            f(*args)
+        _sync()
+        pr.disable()
+        text = io.StringIO()
+        st = pstats.Stats(pr, stream=text)
+        st.sort_stats("tottime").print_stats(top)
+        st.sort_stats("cumulative").print_stats(top)
+        print(f"== {case.name} (n={n}): cProfile of {calls} calls\n{text.getvalue()}")
+        if torch.cuda.is_available() and args and any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
+            from torch.profiler import ProfilerActivity
+            from torch.profiler import profile as tprofile
+
+            with tprofile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                f(*args)
+                _sync()
+            print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=30))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-k", action="append", default=[], help="only patterns whose name contains this")
@@ -164,6 +203,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--suite", choices=sorted(SUITES), action="append", help="only these suites (default: both)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the inputs live")
+    ap.add_argument("--profile", action="store_true", help="only profile mlir_sym's calls of the chosen patterns")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
     repeat = a.repeat or (5 if a.quick else 20)
@@ -171,6 +211,10 @@ def main() -> None:
     suites = [SUITES[s] for s in (a.suite or ["masks", "datadep"])]
     cases = [on_device(c, a.device) for m in suites for c in m.CASES if not a.k or any(k in c.name for k in a.k)]
     torch.set_num_threads(1)  # comparable single-thread timings on a shared machine
+    if a.profile:
+        for c in cases:
+            profile(c)
+        return
 
     rows = []
     for c in cases:
