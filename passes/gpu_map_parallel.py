@@ -235,7 +235,7 @@ class GpuMapParallel(SymPass):
 
     def _fold_arg_fills(self, block: ir.Block) -> list:
         """The fills of an arg-reduction's value and position buffers right before it (with only
-        each other and pure scalar ops between) become its start values, when it takes the column
+        each other and pure scalar ops between; over its outputs' sizes) become its start values, when it takes the column
         path (which reads them once per output): [(the nest, (value or None, position or None))];
         the fills are erased."""
         out = []
@@ -250,8 +250,9 @@ class GpuMapParallel(SymPass):
                 continue
             inits, fills = [None, None], []
             for prev in reversed(ops[:k]):
-                v = _fill_value(prev, am.storev.operands[1])
-                j = _fill_value(prev, am.storei.operands[1])
+                covers = _fill_value(prev, None) is not None and _fill_covers(prev, am.par_trips)
+                v = _fill_value(prev, am.storev.operands[1]) if covers else None
+                j = _fill_value(prev, am.storei.operands[1]) if covers else None
                 if v is not None and inits[0] is None:
                     inits[0] = v
                 elif j is not None and inits[1] is None:
@@ -280,14 +281,16 @@ class GpuMapParallel(SymPass):
                 self._parallel(f, bs)
             held.clear()
 
-        def take_fill(buf):  # the value of a held fill of `buf` (the fill leaves), or None
-            for f in held:
-                v = _fill_value(f, buf)
+        def take_fill(buf, trips):  # the value of the last held fill of `buf` (the fill leaves), or None
+            for f in reversed(held):
+                if not (_root(f_mem := _fill_memref(f)) == _root(buf)):
+                    continue  # the latest write of buf's memory decides: exactly buf, all of it
+                v = _fill_value(f, buf) if f_mem == buf and _fill_covers(f, trips) else None
                 if v is not None:
                     held.remove(f)
                     f.erase()
                     self.bump("fills-folded")
-                    return v
+                return v
             return None
 
         skip = -1  # the index of an epilogue fused into the reduction before it (erased)
@@ -297,7 +300,7 @@ class GpuMapParallel(SymPass):
             nxt = loops[k + 1] if k + 1 < len(loops) else None
             m = _match_reduction(o)
             if m is not None:
-                init = take_fill(m.store.operands[1])
+                init = take_fill(m.store.operands[1], m.par_trips if m.parallel is not None else None)
                 flush_held()
                 epi = nxt if (nxt is not None and self.columns and m.parallel is not None
                               and _column_reduction_ok(m) and _epilogue_ok(nxt, m)) else None
@@ -1519,7 +1522,8 @@ def _epilogue_ok(p: ir.Operation, m) -> bool:
     """Whether nest `p`, right after reduction `m` over outer dims, can run in the reduction's
     second launch, each output's iteration after its result is stored: an scf.parallel from 0 by 1
     over the same outputs (the same sizes), a body without nested regions whose accesses of
-    the reduction's output are at its own indices (no other output's result is ready yet), and
+    the reduction's output are at the indices where the reduction stores its own output (no other
+    output's result is ready yet), and
     whose stores touch no buffer the reduction reads (its input, its accumulator elsewhere)."""
     if p.name != "scf.parallel" or len(p.results) or _match_reduction(p) is not None:
         return False
@@ -1533,15 +1537,24 @@ def _epilogue_ok(p: ir.Operation, m) -> bool:
     ivs = list(body.arguments)
     if any(c.operation.regions and c.operation.name != "scf.reduce" for c in body.operations):
         return False
+    # output (i_0, ..) stores at m.store's indices: each a loop index of the reduction's parallel
+    # loop (the epilogue's index at that position) or a constant 0 (a unit dim)
+    par_args = list(m.parallel.regions[0].blocks[0].arguments)
+    own = []
+    for v in list(m.store.operands)[2:]:
+        k = next((k for k, a in enumerate(par_args) if v == a), None)
+        if k is None and _const(v) != 0:
+            return False
+        own.append(None if k is None else ivs[k])
     out = _root(m.store.operands[1])
-    read = [_root(mem) for _, mem, _ in _accesses(m.parallel if m.parallel is not None else m.fors[0])
-            if mem is not None]
+    read = [_root(mem) for _, mem, _ in _accesses(m.parallel) if mem is not None]
     for acc, mem, idxs in _accesses(p):
         if mem is None:
             return False
         r = _root(mem)
         if r == out:
-            if not (mem == m.store.operands[1]) or len(idxs) != len(ivs) or not all(a == b for a, b in zip(idxs, ivs)):
+            if not (mem == m.store.operands[1]) or len(idxs) != len(own) or not all(
+                    (_const(a) == 0) if b is None else (a == b) for a, b in zip(idxs, own)):
                 return False
         elif acc.name == "memref.store" and any(r == x for x in read):
             return False
@@ -1943,6 +1956,29 @@ def _unexpanded(mem: ir.Value, idxs: list) -> tuple:
 
 def _chunks(xs: list, n: int) -> list:
     return [xs[i:i + n] for i in range(0, len(xs), n)] if n else [[] for _ in xs]
+
+
+def _fill_memref(p) -> "ir.Value | None":
+    """The memref a fill loop (`_fill_value`) writes, or None."""
+    if _fill_value(p, None) is None:
+        return None
+    body = p.regions[0].blocks[0]
+    return next(c.operation for c in body.operations if c.operation.name == "memref.store").operands[1]
+
+
+def _fill_covers(p, trips) -> bool:
+    """Whether fill loop `p` runs over `trips` (unit trips aside), so that a nest over `trips`
+    writing the same memref overwrites every element it fills: the same number of dims, each the
+    same size, or both sizes dynamic (two dims of the same memref, read from different SSA values:
+    linalg's lowering sizes a generic's loops by its operands, which agree); a constant against a
+    different size is not covered. `trips` None: a reduction to one value, whose fill is checked by
+    _fill_value alone."""
+    if trips is None:
+        return True
+    ubs = [u for u in p.opview.upperBound if _const(u) != 1]
+    trips = [t for t in trips if _const(t) != 1]
+    return len(ubs) == len(trips) and all(
+        _size_key(a) == _size_key(b) or (_const(a) is None and _const(b) is None) for a, b in zip(ubs, trips))
 
 
 def _fill_value(p, out) -> "ir.Value | None":

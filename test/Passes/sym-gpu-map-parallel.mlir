@@ -1368,3 +1368,116 @@ func.func @col_argmax_fills(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: memref<?
   }
   return %ok : i32
 }
+
+// -----
+
+// Two fills of the accumulator before a column sum: the last one (1.0) is its start value; the
+// earlier one stays a launch before it.
+// CHECK-LABEL: func.func @two_fills
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-COUNT-3: gpu.launch
+// CHECK:           scf.if
+// CHECK:             arith.addf %{{.*}}, %[[ONE]] : f32
+// CHECK-NOT:     gpu.launch
+func.func @two_fills(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %one, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// The reduction stores output (i, j) at s[j, i]; a nest that reads s[a, b] for output (a, b) reads
+// another thread's result: not an epilogue (three launches, the last one its own).
+// CHECK-LABEL: func.func @perm_epi
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @perm_epi(%x: memref<?x?x?xf32>, %o: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?x?xf32>
+  %s = memref.alloc(%n, %n) : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    scf.for %r = %c0 to %m step %c1 {
+      %v = memref.load %x[%r, %i, %j] : memref<?x?x?xf32>
+      %acc = memref.load %s[%j, %i] : memref<?x?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%j, %i] : memref<?x?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%a, %b) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    %r = memref.load %s[%a, %b] : memref<?x?xf32>
+    %w = arith.mulf %r, %two : f32
+    memref.store %w, %o[%a, %b] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Fills over more outputs than the arg-reduction writes (2 of n): not folded, they stay launches.
+// CHECK-LABEL: func.func @col_argmax_partial_fills
+// CHECK-COUNT-4: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @col_argmax_partial_fills(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: memref<?xi64>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ok = arith.constant 0 : i32
+  %ninf = arith.constant 0xFF800000 : f32
+  %z = arith.constant 0 : i64
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %z, %p[%i] : memref<?xi64>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %ninf, %v[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %e = memref.load %x[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %v[%i] : memref<?xf32>
+      %pos = memref.load %p[%i] : memref<?xi64>
+      %nv = arith.maximumf %e, %acc : f32
+      %gt = arith.cmpf ogt, %e, %acc : f32
+      %jj = arith.index_cast %j : index to i64
+      %np = arith.select %gt, %jj, %pos : i64
+      memref.store %nv, %v[%i] : memref<?xf32>
+      memref.store %np, %p[%i] : memref<?xi64>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
