@@ -424,7 +424,6 @@ class GpuMapParallel(SymPass):
         [4096, 1024] (1024 threads, 256 partials each)."""
         from torch_mlir.dialects import memref
 
-        idx = ir.IndexType.get()
         T = m.combine.results[0].type
         attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
 
@@ -453,21 +452,10 @@ class GpuMapParallel(SymPass):
 
             loop = _unrolled_fold(lo, hi, self.ept, [arith.ConstantOp(T, m.identity).result], element, combs)
             memref.StoreOp(loop.results[0], partials, [t])
-        with ir.InsertionPoint(root), root.location:
-            c, ok, lane, lanes, term = _lanes_launch(npar, chunks)
-        with ir.InsertionPoint(term), root.location:
-            out_ivs = _delinearize(c, m.par_trips)
-            n = arith.SelectOp(ok, chunks, arith.ConstantOp(idx, 0).result).result
-            loop = _unrolled_fold(lane, n, self.ept, [arith.ConstantOp(T, m.identity).result],
-                                  lambda r: [memref.LoadOp(partials, [arith.AddIOp(arith.MulIOp(r, npar).result, c).result]).result],
-                                  combs, stride=lanes)
-            total = _lanes_combine(list(loop.results), lanes, combs)[0]
-            first = arith.CmpIOp(arith.CmpIPredicate.eq, lane, arith.ConstantOp(idx, 0).result).result
-            ifop = scf.IfOp(arith.AndIOp(ok, first).result)
-            with ir.InsertionPoint(ifop.then_block):
-                y2 = scf.YieldOp([])
-            for arg, iv in zip(par_args, out_ivs):
-                arg.replace_all_uses_with(iv)
+        out_ivs, (total,), y2 = _combine_partials(root, npar, chunks, [partials], m.par_trips, self.ept,
+                                                  lambda: [arith.ConstantOp(T, m.identity).result], combs)
+        for arg, iv in zip(par_args, out_ivs):
+            arg.replace_all_uses_with(iv)
         _finish_reduction(m, y2, total, init)
         if epilogue is not None:
             mapping = dict(zip(list(epilogue.regions[0].blocks[0].arguments), out_ivs))
@@ -495,7 +483,6 @@ class GpuMapParallel(SymPass):
         f16 are compared in f32."""
         from torch_mlir.dialects import memref
 
-        idx = ir.IndexType.get()
         T = am.newv.results[0].type
         F = ir.F32Type.get() if str(T) in ("bf16", "f16") else T
         J = am.jvalue.type
@@ -554,22 +541,8 @@ class GpuMapParallel(SymPass):
                                   init=first, in_order=True)
             memref.StoreOp(loop.results[0], part_v, [t])
             memref.StoreOp(loop.results[1], part_j, [t])
-        with ir.InsertionPoint(root), root.location:
-            c, ok, lane, lanes, term = _lanes_launch(npar, chunks)
-        with ir.InsertionPoint(term), root.location:
-            out_ivs = _delinearize(c, am.par_trips)
-            n = arith.SelectOp(ok, chunks, arith.ConstantOp(idx, 0).result).result
-
-            def partial(r):
-                k = arith.AddIOp(arith.MulIOp(r, npar).result, c).result
-                return [memref.LoadOp(part_v, [k]).result, memref.LoadOp(part_j, [k]).result]
-
-            loop = _unrolled_fold(lane, n, self.ept, idents(), partial, pick, stride=lanes)
-            best_v, best_j = _lanes_combine(list(loop.results), lanes, pick)
-            first = arith.CmpIOp(arith.CmpIPredicate.eq, lane, arith.ConstantOp(idx, 0).result).result
-            ifop = scf.IfOp(arith.AndIOp(ok, first).result)
-            with ir.InsertionPoint(ifop.then_block):
-                y2 = scf.YieldOp([])
+        out_ivs, (best_v, best_j), y2 = _combine_partials(root, npar, chunks, [part_v, part_j], am.par_trips,
+                                                          self.ept, idents, pick)
         for arg, iv in zip(par_args, out_ivs):
             arg.replace_all_uses_with(iv)
         for o in am.index_ops + [am.loadv, am.loadi]:
@@ -1287,6 +1260,35 @@ def _unrolled_fold(lo: ir.Value, hi: ir.Value, unroll: int, idents: list, elemen
             vals = [comb(vals[i], vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
         scf.YieldOp(comb(acc, vals[0]))
     return loop
+
+
+def _combine_partials(root: ir.Operation, npar: ir.Value, chunks: ir.Value, bufs: list, trips: list,
+                      unroll: int, idents, comb) -> tuple:
+    """Before `root`: the second launch of a column reduction. Lanes per output (_lanes_launch)
+    fold the output's `chunks` partials (entry k * npar + c of each buffer of `bufs`, every L-th
+    chunk per lane, `unroll` loads in flight) from `idents()` with `comb`, then each other's
+    (_lanes_combine). Returns (the output's indices over `trips`, the totals, the terminator of
+    the branch of lane 0 of an in-range output, where the caller finishes)."""
+    from torch_mlir.dialects import memref
+
+    idx = ir.IndexType.get()
+    with ir.InsertionPoint(root), root.location:
+        c, ok, lane, lanes, term = _lanes_launch(npar, chunks)
+    with ir.InsertionPoint(term), root.location:
+        out_ivs = _delinearize(c, trips)
+        n = arith.SelectOp(ok, chunks, arith.ConstantOp(idx, 0).result).result
+
+        def partial(r):
+            k = arith.AddIOp(arith.MulIOp(r, npar).result, c).result
+            return [memref.LoadOp(b, [k]).result for b in bufs]
+
+        loop = _unrolled_fold(lane, n, unroll, idents(), partial, comb, stride=lanes)
+        totals = _lanes_combine(list(loop.results), lanes, comb)
+        first = arith.CmpIOp(arith.CmpIPredicate.eq, lane, arith.ConstantOp(idx, 0).result).result
+        ifop = scf.IfOp(arith.AndIOp(ok, first).result)
+        with ir.InsertionPoint(ifop.then_block):
+            y = scf.YieldOp([])
+    return out_ivs, totals, y
 
 
 def _shufflable(t: ir.Type) -> bool:
