@@ -1,20 +1,25 @@
 """Where a data-dependent call spends its time on a GPU: wall time per call, torch.profiler (CPU and CUDA)
-and cProfile of 20 calls, and the generated host programs of the count and fill graphs.
+and cProfile of 20 calls, the generated host programs of the count and fill graphs, and the host time
+of each of their statements (MLIR_SYM_HOST_PROFILE=1, codegen/host_profile.py).
 
     python benchmarks/profile_datadep.py [PATTERN ...]   (names from test/python/test_datadep.py; CUDA only)
 """
-import cProfile, io, os, pstats, sys, time, torch
+import cProfile, io, os, pstats, sys, time
+os.environ.setdefault("MLIR_SYM_HOST_PROFILE", "1")
+import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE); sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
 import bench_masks as B
 import test_datadep as D
 import test_masks as T
 from mlir_sym import backend as msb
+from mlir_sym.runtime import cuda as rtc
 from torch.profiler import ProfilerActivity, profile
 names = sys.argv[1:] or ["masked_select_logits", "run_length"]
 for case in D.CASES:
     if case.name not in names:
         continue
+    seen = len(rtc.PROFILES)
     case = B.on_device(case, "cuda")
     B._reset()
     with torch._dynamo.config.patch(**T.DYNAMO_SETTINGS):
@@ -42,3 +47,5 @@ for case in D.CASES:
                 print("--- count host", ph.artifact.gpu["host_source"][:3000])
         fill = getattr(art, "fill", art)
         print("--- fill host", fill.gpu["host_source"][:5000])
+    for hp in rtc.PROFILES[seen:]:
+        print(hp.report())

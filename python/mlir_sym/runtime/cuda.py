@@ -24,6 +24,8 @@ from typing import Any, Sequence
 import torch
 
 from mlir_sym.codegen.host import KernelParam
+from mlir_sym.codegen.host_profile import HostProfile, instrument
+from mlir_sym.codegen.host_profile import namespace as profile_namespace
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -413,6 +415,9 @@ def device_constants(constants: dict[str, dict], device: torch.device) -> dict[s
     return out
 
 
+PROFILES: list[HostProfile] = []  # with MLIR_SYM_HOST_PROFILE=1: one per host program loaded
+
+
 class HostCall:
     """The artifact's compute callable: the generated host function bound to its runtime and kernels.
     Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
@@ -424,9 +429,14 @@ class HostCall:
             ns["C_" + "".join(ch if ch.isalnum() else "_" for ch in name)] = t
         for name, k in module.kernels.items():
             ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
+        self.source = source
+        self.profile: HostProfile | None = None
+        if os.environ.get("MLIR_SYM_HOST_PROFILE", "0") == "1":  # per-statement host time (host_profile.py)
+            source, self.profile = instrument(source, f"{fname}#{len(PROFILES)}")
+            ns.update(profile_namespace(self.profile))
+            PROFILES.append(self.profile)
         exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen
         self.fn = ns[fname]
-        self.source = source
         self.module = module
         self.runtime = runtime
         self.cpu_inputs = list(cpu_inputs)  # CPU scalar tensors among the inputs: copied to the device
