@@ -26,6 +26,7 @@ from mlir_sym.passes import (  # noqa: F401
     nested_assert_to_status,
     readonly_inputs,
     results_to_out_params,
+    scatter_to_parallel,
     sort_to_merge,
     specialize,
     strip_facts,

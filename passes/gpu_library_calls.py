@@ -28,8 +28,9 @@ contraction ran as our own loops), i.e. a generic whose body is `out + a * b` ov
 indexed by projected permutations, become `func.call @__sym_einsum[_init]_<a>_<b>_<out>_<n>`: the
 runtime computes `torch.einsum("<a>,<b>-><out>", ...)` (cuBLAS for these shapes) into the output,
 replacing it when a zero fill of the output comes right before (`_init`), else adding to it.
-Scatters (`index_put`, the fill phase of data-dependent sizes: `tm_tensor.scatter`, a one-thread loop
-otherwise) that overwrite with unique indices or add become `func.call
+Scatters that `sym-scatter-to-parallel` (which runs first) leaves as `tm_tensor.scatter` (a one-thread
+loop otherwise): adds of narrow integers (no hardware atomics), or any scatter where this pass runs
+alone, if they overwrite with unique indices or add, become `func.call
 @__sym_scatter_<set|add>_m<dims>_<n>(%updates, %indices, %original)`: one `index_put_` with an index
 tensor per dimension of the original (its dimension map, plus the update's own slice positions).
 
@@ -50,6 +51,7 @@ from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.passes._compute_common import constant_value, defining_op
 from mlir_sym.passes.registry import SymPass, register
+from mlir_sym.passes.scatter_to_parallel import scatter_combiner
 
 _LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
 _LIBRARY_ELEMENTS = {"f32", "f64", "f16", "bf16"}
@@ -140,7 +142,7 @@ class GpuLibraryCalls(SymPass):
         self.bump("library-scans")
 
     def _scatter(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
-        combine = _scatter_combiner(o)
+        combine = scatter_combiner(o)
         if combine is None or not _three_memrefs(o):
             return
         unique = "unique_indices" in o.attributes and ir.BoolAttr(o.attributes["unique_indices"]).value
@@ -348,24 +350,6 @@ def _scan_combiner(o: ir.Operation) -> str | None:
     if not ((a == args[0] and b == args[1]) or (a == args[1] and b == args[0])):
         return None
     return _SCAN_COMBINERS[ops[0].name]
-
-
-def _scatter_combiner(o: ir.Operation) -> str | None:
-    """"set" when a tm_tensor.scatter's region yields the update, "add" when it yields update +
-    original (either order), else None."""
-    body = o.regions[0].blocks[0]
-    ops = [c.operation for c in body.operations]
-    args = list(body.arguments)
-    if len(args) != 2 or ops[-1].name != "tm_tensor.yield" or len(ops[-1].operands) != 1:
-        return None
-    y = ops[-1].operands[0]
-    if len(ops) == 1:
-        return "set" if y == args[0] else None
-    if len(ops) == 2 and ops[0].name in ("arith.addf", "arith.addi") and y == ops[0].results[0]:
-        a, b = ops[0].operands[0], ops[0].operands[1]
-        if (a == args[0] and b == args[1]) or (a == args[1] and b == args[0]):
-            return "add"
-    return None
 
 
 def _is_zero(v: ir.Value) -> bool:

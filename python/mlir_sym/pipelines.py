@@ -34,7 +34,7 @@ log = logging.getLogger("mlir_sym.pipelines")
 
 TO_LLVM = (
     "convert-scf-to-cf, expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
-    "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
+    "convert-math-to-llvm, convert-math-to-libm, arith-expand{include-bf16=true}, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
     "convert-ub-to-llvm, canonicalize, reconcile-unrealized-casts"
 )
 
@@ -53,7 +53,7 @@ PIPELINES: dict[str, str] = {
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
-        f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, "
+        f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, sym-scatter-to-parallel, "
         f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), {_COMPUTE_TO_LLVM})"
     ),
     # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
@@ -69,7 +69,7 @@ PIPELINES: dict[str, str] = {
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
-        "sym-gpu-library-calls, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
+        "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-scatter-to-parallel, sym-gpu-library-calls, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
         "canonicalize, sym-gpu-map-parallel, gpu-launch-sink-index-computations, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
         "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, sym-gpu-occupancy, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, convert-math-to-llvm, "

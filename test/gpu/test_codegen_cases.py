@@ -113,9 +113,10 @@ def test_cumsum_scans_with_a_library_call(tmp_path, monkeypatch):
     assert "rt.library_scan('add', True, 1, " in codes[0].program.source
 
 
-def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
-    """The fill phase of `x[mask]` (positions by cumsum, rows placed by scatter) calls torch.cumsum and
-    index_put_ from the host program: no one-thread loop over the elements remains."""
+def test_data_dependent_fill_runs_in_parallel(tmp_path, monkeypatch):
+    """The fill phase of `x[mask]` (positions by cumsum, rows placed by scatter): torch.cumsum from the
+    host program, the scatter a kernel of its own (sym-scatter-to-parallel: a thread per update, no
+    index_put_ call); no one-thread loop over the elements remains."""
 
     from mlir_sym import datadep
     from mlir_sym.capture import compile_graph
@@ -139,7 +140,9 @@ def test_data_dependent_fill_uses_library_calls(tmp_path, monkeypatch):
     with torch._dynamo.config.patch(**DD_SETTINGS), torch.no_grad():
         torch.compile(case.fn, backend=be, dynamic=True)(*case.inputs(6, "random"))
     fill = codes[-1].program.source
-    assert "rt.library_scatter(" in fill and "rt.library_scan(" in fill
+    assert "rt.library_scan(" in fill and "rt.library_scatter(" not in fill
+    acc = re.search(r"rt\.library_scan\('add', True, 0, v\d+, v\d+, (v\d+)\)", fill).group(1)
+    assert f"{acc} = None" in fill  # the inclusive scan's accumulator: read by nothing, not allocated
     serial = re.findall(r"rt\.launch\((K_\w+), (v\d+), \2, \2, \2, \2, \2,", fill)
     for kernel, _ in serial:  # what still runs in one thread is straight-line scalar code
         body = codes[-1].ptx.split(f".entry {kernel[2:]}(")[1].split(".entry")[0]

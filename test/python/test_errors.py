@@ -275,6 +275,50 @@ def test_multi_index_gathers_are_bounds_checked(fn, make_x, emulate_gpu, monkeyp
     assert backend.stats.compiles == 1
 
 
+def _put(x, i, v):
+    return x.index_put((i,), v) * 2
+
+
+def _put_add(x, i, v):
+    return x.index_put((i,), v, accumulate=True) + 1
+
+
+def _put_rows(x, i, v):
+    y = x.clone()
+    y[i] = v  # rows: the update's slice dim addresses x's dim 1
+    return y
+
+
+def _put_add_int(x, i, v):
+    return x.to(torch.int64).index_put((i,), v.to(torch.int64), accumulate=True)
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+@pytest.mark.parametrize("fn", [_put, _put_add, _put_rows, _put_add_int], ids=lambda f: f.__name__.lstrip("_"))
+def test_scatters_wrap_negative_indices_and_check_bounds(fn, emulate_gpu, monkeypatch):
+    """index_put (sym-scatter-to-parallel): negative indices count from the end as in eager, adds of
+    repeated indices add up (atomics on the GPU), and an index out of range raises eager's IndexError
+    instead of writing other memory (it crashed the process before)."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    rows = fn is _put_rows
+    for n, idx in ((7, [-1, 0, 2, -3]), (11, [3, -11, 10, 4, 5])):  # lengths apart from n (no shared symbol)
+        if fn in (_put_add, _put_add_int):
+            idx = idx + [idx[0], idx[1]]  # repeated indices
+        x = torch.randn(n, 3) if rows else torch.randn(n)
+        i = torch.tensor(idx)
+        v = torch.randn(len(idx), 3) if rows else torch.randn(len(idx))
+        torch.testing.assert_close(compiled(x, i, v), fn(x, i, v))
+    x = torch.randn(6, 3) if rows else torch.randn(6)
+    v = torch.randn(3, 3) if rows else torch.randn(3)
+    for bad in ([0, 6, 1], [-7, 0, 1]):
+        with pytest.raises(IndexError):
+            fn(x, torch.tensor(bad), v)
+        with pytest.raises(IndexError, match="index out of bounds in index_put"):
+            compiled(x, torch.tensor(bad), v)
+    assert backend.stats.compiles == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Devices
 

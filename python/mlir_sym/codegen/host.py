@@ -300,6 +300,9 @@ class HostCodegen:
 
     def _alloc(self, op: ir.Operation, ind: str) -> None:
         t = ir.MemRefType(op.result.type)
+        if _only_scan_accumulator(op.result):  # nothing reads it: the runtime's scan skips it
+            self._emit(ind, f"{self._new(op.result)} = None")
+            return
         dyn = iter(self._ref(v) for v in op.operands)
         shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else str(d) for d in t.shape]
         self._emit(ind, f"{self._new(op.result)} = rt.empty(({', '.join(shape)}{',' if len(shape) == 1 else ''}), "
@@ -413,6 +416,20 @@ class HostCodegen:
                 self._new(res)
             return
         raise HostCodegenError(f"call of '{callee}' on the host is not supported by the GPU runtime")
+
+
+def _only_scan_accumulator(v: ir.Value) -> bool:
+    """Whether every use of `v` is the accumulator operand (the third) of an inclusive scan call."""
+    uses = list(v.uses)
+    for u in uses:
+        o = u.owner
+        o = o.operation if hasattr(o, "operation") else o
+        if o.name != "func.call" or u.operand_number != 2:
+            return False
+        callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+        if not callee.startswith("__sym_scan_") or "_inc_" not in callee:
+            return False
+    return bool(uses)
 
 
 def _kept_dims(sizes: list[str], res_shape: list[int], op) -> list[int] | None:

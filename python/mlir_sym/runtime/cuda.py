@@ -335,22 +335,24 @@ class Runtime:
 
     @staticmethod
     def library_scan(combine: str, inclusive: bool, dim: int, src: torch.Tensor, out: torch.Tensor,
-                     acc: torch.Tensor) -> None:
+                     acc: torch.Tensor | None) -> None:
         """tm_tensor.scan: out = cumsum/cumprod of `src` along `dim` (exclusive: starting from `acc`'s
-        value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's last slice."""
+        value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's last slice
+        (None: an inclusive scan whose accumulator nothing reads, see codegen/host.py)."""
         n = src.shape[dim]
         if n == 0:
             return
         scan = torch.cumsum if combine == "add" else torch.cumprod
         if inclusive:
-            out.copy_(scan(src, dim, dtype=out.dtype))
+            scan(src, dim, dtype=out.dtype, out=out)
         else:
             start = acc.unsqueeze(dim)
             out.narrow(dim, 0, 1).copy_(start)
             if n > 1:
                 part = scan(src.narrow(dim, 0, n - 1), dim, dtype=out.dtype)
                 out.narrow(dim, 1, n - 1).copy_(start + part if combine == "add" else start * part)
-        acc.copy_(out.select(dim, n - 1))
+        if acc is not None:
+            acc.copy_(out.select(dim, n - 1))
 
     @staticmethod
     def library_scatter(add: bool, dim_map: tuple, updates: torch.Tensor, indices: torch.Tensor,
