@@ -29,10 +29,14 @@ for case in D.CASES:
         with torch.no_grad():
             for _ in range(3): f(*args)
             torch.cuda.synchronize()
+            for hp in rtc.PROFILES[seen:]:
+                hp.reset()  # count the timed calls only
             t0 = time.perf_counter()
             for _ in range(20): f(*args)
             torch.cuda.synchronize()
             print("=====", case.name, "ms/call", (time.perf_counter() - t0) / 20 * 1e3, flush=True)
+            for hp in rtc.PROFILES[seen:]:
+                print(hp.report())
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
                 for _ in range(5): f(*args)
                 torch.cuda.synchronize()
@@ -47,5 +51,3 @@ for case in D.CASES:
                 print("--- count host", ph.artifact.gpu["host_source"][:3000])
         fill = getattr(art, "fill", art)
         print("--- fill host", fill.gpu["host_source"][:5000])
-    for hp in rtc.PROFILES[seen:]:
-        print(hp.report())

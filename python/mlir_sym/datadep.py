@@ -16,9 +16,11 @@ inside one artifact:
   2. allocate + fill: the original graph, where each unbacked symbol is a trailing SymInt input (so
      the importer declares it as a `sym.symbol` with the `unbacked` attribute and no hint, and its
      range and torch._check facts become `sym.assert`s), and each data-dependent op is decomposed
-     into ops torch-mlir lowers that write into a result of that explicit size: positions
-     `cumsum(mask) - 1` scattered into `zeros(u + 1, ...)` (row u takes the unselected entries) and
-     sliced to `[:u]`; unique from a sort; repeat_interleave from a scatter-add at the run ends and a
+     into ops torch-mlir lowers that write into a result of that explicit size: the positions of
+     the selected elements (`arange(n)` scattered to slots `cumsum(mask) - 1` of a vector of u + 1
+     slots, slot u taking the unselected ones, sliced to `[:u]`), then a gather of the selected rows
+     (`index_select`, straight into the result) or, for nonzero, one elementwise expression
+     unravelling them into coordinates; unique from a sort; repeat_interleave from a scatter-add at the run ends and a
      cumsum. The runtime allocates the outputs from the symbol values with torch's allocator, as for
      every graph. A write through a mask of a value with one row per selected element
      (`out[m] = layer(x[m])`, the backward of `x[m]`) becomes a bounds-checked gather and a where
@@ -74,25 +76,42 @@ def _scatter(out: torch.Tensor, idx: torch.Tensor, values: torch.Tensor, trash: 
     return out.index_put((idx,), values, accumulate=accumulate)
 
 
-def _select_rows(x: torch.Tensor, m: torch.Tensor, u: Any) -> torch.Tensor:
-    """x[m] for a 1-D boolean m over x's dim 0, written into a result of u rows: selected row i goes to
-    row cumsum(m)[i] - 1, the others to a trash row u, sliced off."""
+def _selected(m: torch.Tensor, u: Any) -> torch.Tensor:
+    """For a 1-D boolean m with u True entries: their positions, in order. Entry i goes to slot
+    cumsum(m)[i] - 1 of a vector of u + 1 slots (the unselected ones to the trash slot u, sliced off):
+    a scatter of 1-D integers, whatever the size of the rows selected."""
     pos = torch.cumsum(m.to(torch.int64), 0) - 1
     idx = torch.where(m, pos, u)
-    out = x.new_zeros((u + 1,) + tuple(x.shape[1:]))
-    return _scatter(out, idx, x, u).narrow(0, 0, u)
+    src = torch.arange(m.shape[0], dtype=torch.int64, device=m.device)
+    return _scatter(torch.zeros((u + 1,), dtype=torch.int64, device=m.device), idx, src, u).narrow(0, 0, u)
+
+
+def _select_rows(x: torch.Tensor, m: torch.Tensor, u: Any) -> torch.Tensor:
+    """x[m] for a 1-D boolean m over x's dim 0, written into a result of u rows: a gather of the
+    selected rows (index_select), which writes the result directly; the rows themselves are never
+    scattered or copied."""
+    return x.index_select(0, _selected(m, u))
 
 
 def _nonzero(x: torch.Tensor, u: Any) -> torch.Tensor:
+    """nonzero(x): the flat positions of the nonzero elements, unraveled into coordinates by one
+    elementwise expression over a [u, x.dim()] result (column d: position // stride_d % size_d)."""
     m = (x != 0).reshape(-1)
     if x.dim() == 0:
-        return _select_rows(torch.zeros((1, 0), dtype=torch.int64, device=x.device), m, u)
-    cols = []
-    for d in range(x.dim()):
-        shape = [1] * x.dim()
-        shape[d] = x.shape[d]
-        cols.append(torch.arange(x.shape[d], device=x.device).view(shape).expand(x.shape).reshape(-1))
-    return _select_rows(torch.stack(cols, 1), m, u)
+        return torch.zeros((u, 0), dtype=torch.int64, device=x.device)
+    flat = _selected(m, u).unsqueeze(1)
+    col = torch.arange(x.dim(), dtype=torch.int64, device=x.device).unsqueeze(0)
+    out = torch.zeros_like(flat)
+    stride = 1
+    for d in reversed(range(x.dim())):
+        # sizes as 0-d tensors: a tensor // SymInt traces to div.Tensor_mode with an int, which
+        # torch-mlir's importer rejects
+        size = torch.scalar_tensor(x.shape[d], dtype=torch.int64, device=x.device)
+        coord = flat if stride == 1 else torch.div(flat, torch.scalar_tensor(stride, dtype=torch.int64, device=x.device),
+                                                    rounding_mode="floor")
+        out = torch.where(col == d, torch.remainder(coord, size), out)
+        stride = stride * x.shape[d]
+    return out
 
 
 def _nonzero_count(x: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,6 @@
-"""On the GPU: gathers of any rank and dim (test/python/test_errors.py's GATHERS) against eager CUDA,
-an out-of-range index stopping the kernel with CUDA's device-side assert (in a subprocess: the assert
+"""On the GPU: gathers of any rank and dim (test/python/test_errors.py's GATHERS) and scatters
+(index_put, sym-scatter-to-parallel: negative indices, repeated indices of an add) against eager CUDA,
+an out-of-range index of either stopping the kernel with CUDA's device-side assert (in a subprocess: the assert
 ends the CUDA context), and the artifact cache loading a CUDA artifact (PTX and host program) without
 compiling.
 
@@ -19,7 +20,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 from mlir_sym import backend  # noqa: E402
-from test_errors import GATHERS, _index_1d, _index_3d_by_2d, _rows_index  # noqa: E402
+from test_errors import GATHERS, _index_1d, _index_3d_by_2d, _put, _put_add, _put_add_int, _put_rows, _rows_index  # noqa: E402
 
 DEV = "cuda"
 
@@ -56,6 +57,32 @@ def test_an_out_of_range_index_stops_the_kernel():
     assert "no error" not in r.stdout
     assert r.returncode != 0
     assert "device-side assert" in r.stderr or "index must be" in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("fn", [_put, _put_add, _put_rows, _put_add_int], ids=lambda f: f.__name__.lstrip("_"))
+def test_scatters_match_eager_on_cuda(fn):
+    rows = fn is _put_rows
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n, idx in ((7, [-1, 0, 2, -3]), (11, [3, -11, 10, 4, 5]), (300, [299, -300, 5, 7, -1, 8])):
+        if fn in (_put_add, _put_add_int):
+            idx = idx + [idx[0], idx[1]] * 50  # repeated indices: atomic adds
+        x = (torch.randn(n, 3) if rows else torch.randn(n)).to(DEV)
+        v = (torch.randn(len(idx), 3) if rows else torch.randn(len(idx))).to(DEV)
+        i = torch.tensor(idx, device=DEV)
+        torch.testing.assert_close(compiled(x, i, v), fn(x, i, v))
+    assert backend.stats.compiles == 1
+
+
+SCATTER_OUT_OF_RANGE = OUT_OF_RANGE.replace("return x[i] * 2", "return x.index_put((i,), torch.ones_like(i, dtype=x.dtype)[:, None].expand(-1, 3)) * 2")
+
+
+def test_an_out_of_range_scatter_stops_the_kernel():
+    r = subprocess.run([sys.executable, "-c", SCATTER_OUT_OF_RANGE], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ))
+    assert "in range ok" in r.stdout, r.stderr[-3000:]
+    assert "no error" not in r.stdout
+    assert r.returncode != 0
+    assert "device-side assert" in r.stderr or "index out of bounds" in r.stderr, r.stderr[-3000:]
 
 
 def _fresh(f, n):

@@ -29,6 +29,12 @@ class HostProfile:
         self.ns = [0] * len(self.lines)
         self.hits = [0] * len(self.lines)
 
+    def reset(self) -> None:
+        """Forget what was counted (the warm-up calls)."""
+        self.ns = [0] * len(self.lines)
+        self.hits = [0] * len(self.lines)
+        self.calls = 0
+
     def report(self, top: int = 30) -> str:
         total = sum(self.ns)
         calls = max(self.calls, 1)
