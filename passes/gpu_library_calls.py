@@ -138,7 +138,17 @@ class GpuLibraryCalls(SymPass):
             return
         dim = ir.IntegerAttr(o.attributes["dimension"]).value
         inclusive = ir.BoolAttr(o.attributes["inclusive"]).value
-        self._library_call(module, o, decls, f"scan_{combine}_{'inc' if inclusive else 'exc'}_d{dim}")
+        operands = list(o.operands)
+        cast = _cast_feeding(o, operands[0])
+        alloc = None
+        if cast is not None:  # torch.cumsum(x, dtype=out.dtype) converts as the cast did: no kernel
+            operands[0] = cast.operands[0]
+            alloc = defining_op(cast.operands[1])
+            cast.erase()
+            self.bump("scan-casts-folded")
+        self._library_call(module, o, decls, f"scan_{combine}_{'inc' if inclusive else 'exc'}_d{dim}", operands)
+        if alloc is not None and not list(alloc.results[0].uses):
+            alloc.erase()
         self.bump("library-scans")
 
     def _scatter(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
@@ -219,6 +229,52 @@ _DESCENDING = {"oge", "ogt", "uge", "ugt", "sge", "sgt"}
 _CMPF_NAMES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
                "uno", "true"]
 _CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+_TORCH_CASTS = ("arith.extsi", "arith.sitofp", "arith.extf")  # what torch's .to(dtype) does too
+
+
+def _cast_feeding(scan: ir.Operation, v: ir.Value) -> ir.Operation | None:
+    """The elementwise `linalg.generic` that only converts another buffer into the scan's input `v`
+    (`cumsum(mask.to(int64))`: extui of i1, extsi, sitofp, extf; conversions torch.cumsum's dtype
+    makes the same way), when `v` is a temporary only it writes and the scan reads, and nothing
+    between them uses its source except as a generic's input; else None."""
+    alloc = defining_op(v)
+    if alloc is None or alloc.name != "memref.alloc":
+        return None
+    users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+    gens = [u for u in users if u.name == "linalg.generic"]
+    if len(users) != 2 or len(gens) != 1 or not any(u == scan for u in users):
+        return None
+    g = gens[0]
+    if len(g.operands) != 2 or g.operands[1] != v or g.block != scan.block or len(g.regions[0].blocks) != 1:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    rank = ir.MemRefType(v.type).rank
+    if any(m != ir.AffineMap.get_identity(rank) for m in maps):
+        return None
+    src = g.operands[0]
+    if not isinstance(src.type, ir.MemRefType) or ir.MemRefType(src.type).shape != ir.MemRefType(v.type).shape:
+        return None
+    body = [c.operation for c in g.regions[0].blocks[0].operations]
+    args = list(g.regions[0].blocks[0].arguments)
+    if len(body) != 2 or body[1].name != "linalg.yield" or body[1].operands[0] != body[0].results[0]:
+        return None
+    c = body[0]
+    if len(c.operands) != 1 or c.operands[0] != args[0]:
+        return None
+    from_i1 = str(c.operands[0].type) == "i1"
+    if not (c.name in _TORCH_CASTS or (c.name == "arith.extui" and from_i1)):
+        return None
+    ops = [x.operation for x in scan.block.operations]
+    i, j = ops.index(g), ops.index(scan)
+    for between in ops[i + 1:j]:
+        if any(x == src for x in between.operands):
+            n_in = len(between.operands) - len(between.results) if between.name != "linalg.generic" else \
+                ir.DenseI32ArrayAttr(between.attributes["operandSegmentSizes"])[0]
+            if between.name != "linalg.generic" or any(x == src for x in list(between.operands)[n_in:]):
+                return None  # it may write the source before the scan reads it
+    return g
 
 
 def _three_memrefs(o: ir.Operation) -> bool:

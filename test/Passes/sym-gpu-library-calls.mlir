@@ -243,6 +243,61 @@ func.func @scans(%x: memref<?x?xf32>, %o: memref<?x?xf32>, %a: memref<?xf32>, %y
 
 // -----
 
+// cumsum(mask.to(int64)): the conversion kernel that only feeds the scan goes, the call reads the mask
+// (torch.cumsum converts it to the output's dtype). Kept: a source written between the conversion
+// and the scan, and an extui of i8 (uint8 data: torch would sign-extend an int8 buffer).
+// CHECK-LABEL: func.func @scan_casts
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @__sym_scan_add_inc_d0_0(%arg0, %arg1, %arg2) : (memref<?xi1>, memref<?xi64>, memref<i64>) -> ()
+// CHECK:         linalg.generic
+// CHECK:         linalg.fill
+// CHECK:         call @__sym_scan_add_inc_d0_1(%{{.*}}, %arg1, %arg2) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+// CHECK:         arith.extui %{{.*}} : i8 to i64
+// CHECK:         call @__sym_scan_add_inc_d0_1(%{{.*}}, %arg1, %arg2) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+#id1 = affine_map<(d0) -> (d0)>
+func.func @scan_casts(%m: memref<?xi1>, %o: memref<?xi64>, %a: memref<i64>, %u: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?xi1>
+  %t = memref.alloc(%n) : memref<?xi64>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%m : memref<?xi1>) outs(%t : memref<?xi64>) {
+  ^bb0(%x: i1, %y: i64):
+    %e = arith.extui %x : i1 to i64
+    linalg.yield %e : i64
+  }
+  tm_tensor.scan dimension(0) inclusive(true) ins(%t : memref<?xi64>) outs(%o, %a : memref<?xi64>, memref<i64>) {
+  ^bb0(%p: i64, %q: i64):
+    %s = arith.addi %p, %q : i64
+    tm_tensor.yield %s : i64
+  }
+  %t2 = memref.alloc(%n) : memref<?xi64>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%m : memref<?xi1>) outs(%t2 : memref<?xi64>) {
+  ^bb0(%x: i1, %y: i64):
+    %e = arith.extui %x : i1 to i64
+    linalg.yield %e : i64
+  }
+  %false = arith.constant false
+  linalg.fill ins(%false : i1) outs(%m : memref<?xi1>)
+  tm_tensor.scan dimension(0) inclusive(true) ins(%t2 : memref<?xi64>) outs(%o, %a : memref<?xi64>, memref<i64>) {
+  ^bb0(%p: i64, %q: i64):
+    %s = arith.addi %p, %q : i64
+    tm_tensor.yield %s : i64
+  }
+  %t3 = memref.alloc(%n) : memref<?xi64>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%u : memref<?xi8>) outs(%t3 : memref<?xi64>) {
+  ^bb0(%x: i8, %y: i64):
+    %e = arith.extui %x : i8 to i64
+    linalg.yield %e : i64
+  }
+  tm_tensor.scan dimension(0) inclusive(true) ins(%t3 : memref<?xi64>) outs(%o, %a : memref<?xi64>, memref<i64>) {
+  ^bb0(%p: i64, %q: i64):
+    %s = arith.addi %p, %q : i64
+    tm_tensor.yield %s : i64
+  }
+  return
+}
+
+// -----
+
 // Scatters (index_put; the fill of data-dependent sizes) become index_put_ calls: an overwrite with
 // unique indices, or an add. An overwrite whose indices may repeat keeps the loop (its order decides).
 // CHECK-LABEL: func.func @scatters

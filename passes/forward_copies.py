@@ -1,0 +1,135 @@
+"""Forward a fresh buffer into the copy of it: `%b = alloc; copy %a, %b` with `%a` dead afterwards
+becomes one buffer.
+
+`tm-tensor-bufferize` (scatter, scan, sort) allocates a new buffer for the op's `outs` and copies the
+init into it, even when the init is a temporary nothing reads afterwards (the zeros a scatter
+writes into): on the GPU one `copy_` per call from the host program. When, in one block,
+
+  %a = memref.alloc(...) : T        written and read only before the copy (no views of it)
+  %b = memref.alloc(...) : T        (or %b an argument of the function: an out-param)
+  memref.copy %a, %b                %b not used before it, %a not used after it
+
+the copy is redundant: %b takes %a's place (its alloc moves to %a's, whose sizes it must be able
+to use; an argument is available everywhere), every use of %a becomes a use of %b, and %a's alloc and
+the copy go. Types must match exactly (identity layouts).
+
+Before:
+  %a = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
+  %b = memref.alloc(%n) : memref<?xi64>
+  memref.copy %a, %b : memref<?xi64> to memref<?xi64>
+  tm_tensor.scatter ... outs(%b : memref<?xi64>)
+After:
+  %b = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%b : memref<?xi64>)
+  tm_tensor.scatter ... outs(%b : memref<?xi64>)
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from mlir_sym.passes.registry import SymPass, register
+
+
+def _alloc_of(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    return op if op.name == "memref.alloc" else None
+
+
+def _identity_layout(t: ir.Type) -> bool:
+    layout = ir.MemRefType(t).layout
+    if not isinstance(layout, ir.AffineMapAttr):
+        return False
+    m = ir.AffineMapAttr(layout).value
+    return m == ir.AffineMap.get_identity(m.n_dims)
+
+
+def _is_function_argument(v: ir.Value, fn: ir.Operation) -> bool:
+    return isinstance(v.owner, ir.Block) and v.owner == fn.regions[0].blocks[0]
+
+
+def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """The op of `block` that is `op` or contains it; None when `op` is outside the block."""
+    while True:
+        if op.block == block:
+            return op
+        parent = op.parent
+        if parent is None or parent.name in ("func.func", "builtin.module"):
+            return None
+        op = parent
+
+
+@register
+class ForwardCopies(SymPass):
+    """Replace `%b = alloc; copy %a, %b` by one buffer when %a is a temporary dead after the copy."""
+
+    name = "sym-forward-copies"
+
+    def run(self, op: ir.Operation) -> None:
+        for child in op.regions[0].blocks[0].operations:
+            fn = child.operation
+            if fn.name == "func.func" and fn.regions[0].blocks:
+                for block in fn.regions[0].blocks:
+                    self._block(fn, block)
+
+    def _block(self, fn: ir.Operation, block: ir.Block) -> None:
+        changed = True
+        while changed:
+            changed = False
+            ops = [c.operation for c in block.operations]
+            pos = {o: i for i, o in enumerate(ops)}
+            for copy in ops:
+                if copy.name == "memref.copy" and self._forward(fn, block, copy, pos):
+                    self.bump("copies-forwarded")
+                    changed = True
+                    break
+
+    def _forward(self, fn: ir.Operation, block: ir.Block, copy: ir.Operation, pos: dict) -> bool:
+        a, b = copy.operands[0], copy.operands[1]
+        if a.type != b.type or not isinstance(a.type, ir.MemRefType):
+            return False
+        if not _identity_layout(a.type):
+            return False
+        a_alloc = _alloc_of(a)
+        b_alloc = _alloc_of(b)
+        if a_alloc is None or a_alloc.block != block:
+            return False
+        if b_alloc is None and not _is_function_argument(b, fn):
+            return False
+        if b_alloc is not None and b_alloc.block != block:
+            return False
+        at = pos[copy]
+        for use in a.uses:
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user == copy:
+                continue
+            top = _ancestor_in(user, block)
+            if top is None or pos[top] >= at:
+                return False  # read or written after the copy
+            if any(isinstance(r.type, ir.MemRefType) for r in user.results):
+                return False  # a view of %a: an alias we do not follow
+        for use in b.uses:
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user == copy:
+                continue
+            top = _ancestor_in(user, block)
+            if top is None or pos[top] <= at:
+                return False  # %b is used before the copy
+        if b_alloc is not None:
+            start = pos[a_alloc]
+            for v in b_alloc.operands:  # %b's sizes must exist where %a is allocated
+                owner = v.owner
+                if isinstance(owner, ir.Block):
+                    continue
+                d = owner.operation if hasattr(owner, "operation") else owner
+                top = _ancestor_in(d, block)
+                if top is not None and pos[top] >= start:
+                    return False
+            b_alloc.move_before(a_alloc)
+        a.replace_all_uses_with(b)
+        copy.erase()
+        a_alloc.erase()
+        return True

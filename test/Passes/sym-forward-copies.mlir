@@ -1,0 +1,53 @@
+// RUN: symopt %s --split-input-file --sym-forward-copies | filecheck %s
+
+// tm-tensor-bufferize's copy of a scatter's init: the zeros are written into the scatter's buffer.
+// A chain forwards too, and a copy into an out-param makes the temporary the out-param itself.
+// CHECK-LABEL: func.func @forwarded
+// CHECK:         %[[B:.*]] = memref.alloc(%arg0) : memref<?xi64>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : i64) outs(%[[B]] : memref<?xi64>)
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : i64) outs(%[[B]] : memref<?xi64>)
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : i64) outs(%arg1 : memref<?xi64>)
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+func.func @forwarded(%n: index, %out: memref<?xi64>) {
+  %c0 = arith.constant 0 : i64
+  %a = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
+  %b = memref.alloc(%n) : memref<?xi64>
+  memref.copy %a, %b : memref<?xi64> to memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%b : memref<?xi64>)
+  %t = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%t : memref<?xi64>)
+  memref.copy %t, %out : memref<?xi64> to memref<?xi64>
+  return
+}
+
+// -----
+
+// Kept: the source is used after the copy, the destination before it, the source has a view, the
+// destination's size is computed after the source's alloc, the layouts differ.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-5: memref.copy
+func.func @kept(%n: index, %m: index, %s: memref<?xi64, strided<[?], offset: ?>>) {
+  %c0 = arith.constant 0 : i64
+  %a = memref.alloc(%n) : memref<?xi64>
+  %b = memref.alloc(%n) : memref<?xi64>
+  memref.copy %a, %b : memref<?xi64> to memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
+  %c = memref.alloc(%n) : memref<?xi64>
+  %d = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%d : memref<?xi64>)
+  memref.copy %c, %d : memref<?xi64> to memref<?xi64>
+  %e = memref.alloc(%n) : memref<?xi64>
+  %v = memref.subview %e[0] [%n] [1] : memref<?xi64> to memref<?xi64, strided<[1]>>
+  %f = memref.alloc(%n) : memref<?xi64>
+  memref.copy %e, %f : memref<?xi64> to memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%v : memref<?xi64, strided<[1]>>)
+  %g = memref.alloc(%n) : memref<?xi64>
+  %k = arith.addi %n, %m : index
+  %h = memref.alloc(%k) : memref<?xi64>
+  memref.copy %g, %h : memref<?xi64> to memref<?xi64>
+  %i = memref.alloc(%n) : memref<?xi64>
+  memref.copy %i, %s : memref<?xi64> to memref<?xi64, strided<[?], offset: ?>>
+  return
+}
