@@ -189,3 +189,30 @@ def test_library_einsum_sets_or_accumulates():
     torch.testing.assert_close(c, x @ w)
     Runtime.library_einsum(False, "abd,dc->abc", x, w, c)
     torch.testing.assert_close(c, 2 * (x @ w))
+
+
+@pytest.mark.parametrize("base", ["contiguous", "column", "offset"])
+def test_descriptor_views_match_tensor_views(base):
+    """Runtime.dsubview / dexpand / dcollapse (views only kernels read, as memref descriptors) give
+    the descriptor of the tensor view the host program would otherwise make."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    t = torch.randn(6, 8, 10)
+    if base == "column":
+        t = t.permute(2, 1, 0)
+    elif base == "offset":
+        t = t[1:, 2:, 3:]
+    item = t.element_size()
+    for offs, sizes, strides, keep in [([1, 2, 3], [2, 3, 3], [1, 1, 1], None), ([0, 1, 0], [3, 1, 3], [1, 1, 2], [0, 2]),
+                                       ([2, 0, 1], [1, 3, 1], [1, 2, 1], [1])]:
+        want = Runtime.desc(Runtime.subview(t, offs, sizes, strides, keep))
+        got = Runtime.dsubview(t, item, offs, sizes, strides, keep)
+        assert got == want
+        assert Runtime.dsubview(Runtime.desc(t), item, offs, sizes, strides, keep) == want  # from a descriptor
+    c = torch.randn(6, 8, 10)[1:]
+    assert Runtime.dexpand(c, [[0, 1], [2], [3]], (5, 1, 8, 10)) == Runtime.desc(c.view(5, 1, 8, 10))
+    assert Runtime.dexpand(c, [[0], [1, 2], [3, 4]], (5, 2, 4, 5, 2)) == Runtime.desc(c.view(5, 2, 4, 5, 2))
+    assert Runtime.dcollapse(c, [[0, 1], [2]]) == Runtime.desc(c.view(40, 10))
+    assert Runtime.dcollapse(c, [[0, 1, 2]]) == Runtime.desc(c.view(400))
+    u = torch.randn(7, 1)
+    assert Runtime.dcollapse(u, [[0, 1]]) == Runtime.desc(u.view(7))

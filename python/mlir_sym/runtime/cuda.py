@@ -215,6 +215,20 @@ def _load_image(image: bytes, kind: str) -> tuple[int, str]:
     return handle.value, ""
 
 
+_VP = ctypes.c_void_p
+
+
+def _launch_fn():
+    """cuLaunchKernel without ctypes argtypes (0.9 us less per launch on the H100 host,
+    benchmarks/bench_host_primitives.py): the caller passes the pointers as c_void_p (kernel handle,
+    stream, parameter array) and the sizes as Python ints, which ctypes passes as C ints (grid and
+    block sizes fit in 31 bits)."""
+    _driver()
+    fn = ctypes.CDLL(_LIB._name)["cuLaunchKernel"]  # a function object of its own, no argtypes
+    fn.restype = ctypes.c_int
+    return fn
+
+
 def _raw_stream_fn():
     get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if get is not None:
@@ -240,7 +254,7 @@ class Runtime:
         self.device = device
         self.index = device.index if device.index is not None else torch.cuda.current_device()
         self._stream = _raw_stream_fn()
-        self._launch = _driver().cuLaunchKernel
+        self._launch = _launch_fn()
         self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
         self.launches = 0
 
@@ -268,6 +282,47 @@ class Runtime:
             sizes = [sizes[i] for i in keep]
             new_strides = [new_strides[i] for i in keep]
         return t.as_strided(list(sizes), new_strides, off)
+
+    # memref descriptors of views only kernels read (codegen/host.py `_descriptor_views`): tuples
+    # (pointer, pointer, 0, sizes..., strides...) computed from a tensor's or another descriptor's
+    @staticmethod
+    def dsubview(src: Any, item: int, offs: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+                 keep: Sequence[int] | None) -> tuple:
+        d = src if type(src) is tuple else Runtime.desc(src)
+        st = d[3 + (len(d) - 3) // 2:]
+        p = d[1] + item * (d[2] + sum(o * s for o, s in zip(offs, st)))
+        new_st = [s * k for s, k in zip(st, strides)]
+        if keep is not None:
+            sizes = [sizes[i] for i in keep]
+            new_st = [new_st[i] for i in keep]
+        return (p, p, 0, *sizes, *new_st)
+
+    @staticmethod
+    def dexpand(src: Any, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> tuple:
+        d = src if type(src) is tuple else Runtime.desc(src)
+        st = d[3 + (len(d) - 3) // 2:]
+        new_st = [0] * len(shape)
+        for i, g in enumerate(groups):
+            s = st[i]
+            for j in reversed(g):
+                new_st[j] = s
+                s *= shape[j]
+        return (d[0], d[1], d[2], *shape, *new_st)
+
+    @staticmethod
+    def dcollapse(src: Any, groups: Sequence[Sequence[int]]) -> tuple:
+        d = src if type(src) is tuple else Runtime.desc(src)
+        r = (len(d) - 3) // 2
+        sizes, st = d[3:3 + r], d[3 + r:]
+        new_sizes, new_st = [], []
+        for g in groups:
+            n = 1
+            for i in g:
+                n *= sizes[i]
+            new_sizes.append(n)
+            inner = [i for i in g if sizes[i] != 1]  # a unit dim's stride says nothing
+            new_st.append(st[inner[-1]] if inner else (st[g[-1]] if g else 1))
+        return (d[0], d[1], d[2], *new_sizes, *new_st)
 
     @staticmethod
     def read(t: torch.Tensor, idx: tuple) -> Any:
@@ -388,7 +443,7 @@ class Runtime:
             k.struct.pack_into(k.buf, 0, *args)
         except struct.error as e:
             raise KernelLaunchError(f"kernel {k.name}: cannot pack its {len(args)} parameters: {e}") from None
-        rc = self._launch(k.handle, gx, gy, gz, bx, by, bz, shm, self._stream(self.index), k.argv_ptr, None)
+        rc = self._launch(k.handle, gx, gy, gz, bx, by, bz, shm, _VP(self._stream(self.index)), k.argv_ptr, None)
         if rc != 0:
             raise KernelLaunchError(f"launch of kernel {k.name} with grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz}), "
                                     f"{shm} B shared memory failed: {error_text(rc)}")
