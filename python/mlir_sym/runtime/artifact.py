@@ -90,6 +90,7 @@ class Artifact:
         self.derived_fn: Callable[..., tuple] | None = None  # see importer.ImportedGraph.derived
         self.plan: dict | None = None  # the per-call plan as data (capture.artifact_plan)
         self._memo: dict[tuple, tuple[Variant, list[int], list[Any]]] = {}
+        self.graphs: Any = None  # a runtime.cuda_graphs.CudaGraphs when CUDA graphs are on for it
 
     @property
     def generic(self) -> Variant:
@@ -135,7 +136,15 @@ class Artifact:
 
     def __call__(self, args: Sequence[Any]) -> list[Any]:
         sizes = self.read_sources(args)
-        return self._run(self._memo.get(tuple(sizes)) or self._plan(sizes), args)
+        key = tuple(sizes)
+        plan = self._memo.get(key) or self._plan(sizes)
+        if self.graphs is not None:  # runtime/cuda_graphs.py: this size's CUDA graph, if it has one
+            out = self.graphs.call(key, plan, args)
+            if out is not None:
+                self.calls += 1
+                plan[0].calls += 1
+                return out
+        return self._run(plan, args)
 
     def _run(self, plan: tuple[Variant, list[int], list[Any]], args: Sequence[Any]) -> list[Any]:
         variant, symvals, shapes = plan

@@ -1,0 +1,129 @@
+"""CUDA graphs of an artifact's calls, per input-size tuple (opt-in: `MLIR_SYM_CUDA_GRAPHS=1` or
+`mlir_sym.backend.config.cuda_graphs = True`).
+
+At small sizes a GPU call is its host program: 5 to 10 us of Python per launch, library call or
+allocation (benchmarks/bench_host_primitives.py), while the kernels take a few microseconds. For an
+artifact whose host program launches at least `min_launches` kernels and library calls, the second
+call with the same input sizes (the artifact's memo key) captures the whole host program into a CUDA
+graph (torch.cuda.graph, one memory pool per artifact); later calls with those sizes copy the inputs
+into the graph's input buffers, replay the graph and return copies of its outputs: about one host
+statement per input and output instead of one per launch. The first call of a size runs normally.
+
+What the graph reads in place: an input whose storage was the same at the first two calls of the
+size (parameters, buffers) is not copied; a later call with another storage for it runs normally.
+Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
+the caller's tensors are seen. Outputs are cloned: a caller keeps what it got while later calls
+replay. Not graphed (they run normally): host programs that read a device value back (a
+synchronization: data-dependent sizes, asserts on device values), that copy CPU scalars to the
+device, outputs that alias inputs, `MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+log = logging.getLogger("mlir_sym.runtime")
+
+
+@dataclass
+class _Graph:
+    graph: Any  # torch.cuda.CUDAGraph
+    static: list  # the graph's inputs: the caller's tensor (read in place) or the graph's own copy
+    in_place: list  # per input: the data_ptr read in place, None when copied (or not a tensor)
+    outs: list  # the graph's outputs (its pool's memory)
+    replays: int = 0
+
+
+class CudaGraphs:
+    """The CUDA graphs of one artifact (runtime/artifact.py calls `call` before running a plan)."""
+
+    def __init__(self, artifact: Any, max_graphs: int = 8) -> None:
+        self.artifact = artifact
+        self.max_graphs = max_graphs
+        self.graphs: dict[tuple, _Graph | None] = {}  # None: this size runs normally
+        self.first_ptrs: dict[tuple, list] = {}
+        self.pool = None
+        self.captures = 0
+        self.replays = 0
+
+    @staticmethod
+    def eligible(artifact: Any, min_launches: int) -> str | None:
+        """None when `artifact` can be graphed, else why not."""
+        dev = getattr(artifact, "device", None)
+        if dev is None or torch.device(dev).type != "cuda":
+            return "not a CUDA artifact"
+        if any(o.kind == "alias" for o in artifact.outputs):
+            return "an output aliases an input"
+        launches = 0
+        for v in artifact.variants:
+            host = v.compute
+            if getattr(host, "cpu_inputs", None) or getattr(getattr(host, "runtime", None), "sync", False):
+                return "CPU scalar inputs or MLIR_SYM_CUDA_SYNC"
+            gpu = (v.keepalive or {}).get("gpu") if isinstance(v.keepalive, dict) else None
+            if gpu is None or "rt.read(" in gpu["host_source"]:
+                return "the host program reads device values back"
+            launches = max(launches, gpu["launch_sites"] + gpu["library_calls"])
+        if launches < min_launches:
+            return f"{launches} launches a call (fewer than {min_launches})"
+        return None
+
+    def call(self, key: tuple, plan: tuple, args: Sequence[Any]) -> list | None:
+        """The outputs for `args` from this size's graph (captured at the size's second call), or
+        None: the caller runs the plan normally."""
+        g = self.graphs.get(key, 0)
+        if g is None:
+            return None
+        if g == 0:
+            ptrs = [a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args]
+            first = self.first_ptrs.pop(key, None)
+            if first is None:  # the size's first call
+                self.first_ptrs[key] = ptrs
+                return None
+            if sum(1 for v in self.graphs.values() if v is not None) >= self.max_graphs:
+                self.graphs[key] = None
+                return None
+            g = self._capture(key, plan, args, [p if p is not None and p == q else None for p, q in zip(ptrs, first)])
+            if g is None:
+                return None
+        for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
+            if p is not None:
+                if a.data_ptr() != p:
+                    return None  # a parameter moved: run normally
+            elif isinstance(a, torch.Tensor):
+                s.copy_(a)
+        g.graph.replay()
+        g.replays += 1
+        self.replays += 1
+        return [o.clone() if isinstance(o, torch.Tensor) else o for o in g.outs]
+
+    def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list) -> _Graph | None:
+        static = [a if p is not None or not isinstance(a, torch.Tensor) else a.clone()
+                  for a, p in zip(args, in_place)]
+        if self.pool is None:
+            self.pool = torch.cuda.graph_pool_handle()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph, pool=self.pool):
+                outs = self.artifact._run(plan, static)
+        except Exception as e:  # noqa: BLE001 - a host program torch cannot capture runs normally
+            log.warning("mlir_sym: CUDA graph capture of %s failed for sizes %s (%s); running it normally",
+                        self.artifact.name, key, str(e).splitlines()[0])
+            self.graphs[key] = None
+            return None
+        g = _Graph(graph, static, in_place, list(outs))
+        self.graphs[key] = g
+        self.captures += 1
+        log.info("mlir_sym: captured a CUDA graph of %s for sizes %s", self.artifact.name, key)
+        return g
+
+
+def enabled_from_env() -> bool:
+    return os.environ.get("MLIR_SYM_CUDA_GRAPHS", "0") == "1"
+
+
+def min_launches_from_env() -> int:
+    return int(os.environ.get("MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES", "4"))

@@ -1,0 +1,85 @@
+"""CUDA graphs per input-size tuple (runtime/cuda_graphs.py, `config.cuda_graphs`) on the GPU: the
+same results as eager at every size, a graph captured at a size's second call and replayed after,
+outputs that later calls do not overwrite, in-place changes of inputs and parameters seen, and
+artifacts of few launches left alone.
+
+Skips (cleanly) without a CUDA device:  pytest -q test/gpu/test_cuda_graphs.py
+"""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import torch.nn as nn  # noqa: E402
+
+from mlir_sym import backend  # noqa: E402
+from mlir_sym.runtime.cuda_graphs import CudaGraphs  # noqa: E402
+
+DEV = "cuda"
+
+
+class Block(nn.Module):
+    """A pre-norm MLP block: layer norm, linear, GELU, linear, residual (several launches a call)."""
+
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.up = nn.Linear(d, 4 * d)
+        self.down = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x)))) * 0.5
+
+
+def _graphs() -> CudaGraphs:
+    (art,) = [a for a in backend._CACHE.values() if getattr(a, "graphs", None) is not None]
+    return art.graphs
+
+
+def test_graphs_replay_with_eager_results_at_every_size():
+    backend.config.cuda_graphs = True
+    m = Block().to(DEV).eval()
+    f = torch.compile(m, backend="mlir_sym", dynamic=True)
+    sizes = [5, 9, 5, 9, 5, 17, 9, 17, 17]
+    with torch.no_grad():
+        for n in sizes:
+            x = torch.randn(n, 64, device=DEV)
+            torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+    g = _graphs()
+    assert g.captures == 3  # one per size, at its second call
+    assert g.replays == 6  # every call after a size's first
+    assert backend.stats.compiles == 1
+
+
+def test_outputs_survive_later_calls_and_inputs_are_read_at_each_call():
+    backend.config.cuda_graphs = True
+    m = Block().to(DEV).eval()
+    f = torch.compile(m, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        f(torch.randn(3, 64, device=DEV))  # another size first: the dynamic graph serves both
+        x = torch.randn(6, 64, device=DEV)
+        outs = [f(x) for _ in range(3)]  # normal, capture, replay
+        y = torch.randn(6, 64, device=DEV)
+        out_y = f(y)
+        for o in outs:  # the replays that followed did not overwrite what earlier calls returned
+            torch.testing.assert_close(o, m(x), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(out_y, m(y), rtol=1e-4, atol=1e-4)
+        x.mul_(3)  # the caller's tensor changed in place: copied in again
+        torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+        m.up.weight.mul_(0.5)  # a parameter changed in place: read in place by the graph
+        torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+    assert _graphs().replays >= 3
+
+
+def test_few_launches_are_not_graphed():
+    backend.config.cuda_graphs = True
+    f = torch.compile(lambda x: (x * 2 + 1).relu(), backend="mlir_sym", dynamic=True)
+    for n in (5, 8, 8, 8):
+        x = torch.randn(n, device=DEV)
+        torch.testing.assert_close(f(x), (x * 2 + 1).relu())
+    arts = list(backend._CACHE.values())
+    assert arts and all(getattr(a, "graphs", None) is None for a in arts)
+    assert "fewer than" in CudaGraphs.eligible(arts[0], backend.config.cuda_graph_min_launches)
