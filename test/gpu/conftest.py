@@ -21,8 +21,11 @@ def fresh_compiler():
     torch._dynamo.utils.counters.clear()
     backend.stats.reset()
     backend._CACHE.clear()
+    saved = dict(vars(backend.config))
     torch.manual_seed(0)
     yield
+    for k, v in saved.items():  # a test's config changes (cuda_graphs, ...) end with it
+        setattr(backend.config, k, v)
     torch._dynamo.reset()
 
 
