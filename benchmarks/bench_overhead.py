@@ -6,7 +6,8 @@ synchronization at the end: the host is the bottleneck at these sizes) of:
 eager; Dynamo with backend `eager` (Dynamo's floor); `aot_eager` (Dynamo + AOTAutograd's runtime
 wrappers, the floor of any AOTAutograd backend); inductor and mlir_sym (dynamic=True both). For
 mlir_sym it also times the artifact alone (our guards, allocation, host program and launches, no
-Dynamo) and, with --profile, a cProfile of each compiled call. With --kernels (CUDA), also the
+Dynamo) and, with --profile, a cProfile of each compiled call. Backend `mlir_sym_graphs` is
+mlir_sym with CUDA graphs per input size (`config.cuda_graphs`, runtime/cuda_graphs.py). With --kernels (CUDA), also the
 kernels each call launches and their summed GPU time (torch.profiler's CUDA activity), for every
 compiled backend: a call whose wall time is far above its GPU time is bound by the host.
 
@@ -59,8 +60,19 @@ def layernorm(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b)
 
 
+def mlp_block(x, g, beta, w1, b1, w2, b2):
+    """A transformer MLP block at decode-like sizes: layer norm, linear, GELU, linear, residual (a
+    handful of launches and two matmuls a call)."""
+    h = F.layer_norm(x, (x.shape[-1],), g, beta)
+    return x + F.linear(F.gelu(F.linear(h, w1, b1)), w2, b2)
+
+
 def inputs(case: str, shape: tuple[int, ...], dev: str, dtype: torch.dtype = torch.float32) -> tuple:
     x = torch.randn(*shape, device=dev, dtype=dtype)
+    if case == "mlp_block":
+        d = shape[-1]
+        r = lambda *s: torch.randn(*s, device=dev, dtype=dtype) * 0.05  # noqa: E731
+        return x, r(d) + 1, r(d), r(4 * d, d), r(4 * d), r(d, 4 * d), r(d)
     if case in ("gelu_chain", "layernorm"):
         return x, torch.randn(shape[-1], device=dev, dtype=dtype), torch.randn(shape[-1], device=dev, dtype=dtype)
     return (x,)
@@ -84,10 +96,12 @@ def gpu_kernels(fn, calls: int = 20) -> tuple[float, float]:
 CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 777), (4096, 1024)]),
          "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
          "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)]),
-         "colargmax": (colargmax, [(1000, 777), (4096, 1024)])}
+         "colargmax": (colargmax, [(1000, 777), (4096, 1024)]),
+         "mlp_block": (mlp_block, [(8, 256), (64, 256)])}
 
 
 KEY = {"eager": "dynamo_eager"}  # backend -> column (the first column, "eager", is uncompiled eager)
+# `mlir_sym_graphs`: mlir_sym with CUDA graphs per size (config.cuda_graphs, runtime/cuda_graphs.py)
 
 
 def per_call_us(fn, dev: str, n: int = 2000, rounds: int = 5) -> float:
@@ -132,11 +146,12 @@ def main() -> None:
             row = {"case": case, "shape": list(shape), "dtype": a.dtype, "eager_us": per_call_us(lambda: fn(*args), dev, a.calls)}
             for be in backends:
                 torch._dynamo.reset()
-                if be == "mlir_sym":
+                if be.startswith("mlir_sym"):
                     import mlir_sym.backend as mb
 
                     mb._CACHE.clear()  # the artifact below is this compile's (an equal graph of an earlier shape is a hit)
-                cf = torch.compile(fn, backend=be, dynamic=True)
+                    mb.config.cuda_graphs = be == "mlir_sym_graphs"
+                cf = torch.compile(fn, backend="mlir_sym" if be.startswith("mlir_sym") else be, dynamic=True)
                 # warm with another size first, so the measured size is served by the dynamic graph
                 other = inputs(case, tuple(s + 3 for s in shape), dev, dtype)
                 cf(*other)
@@ -167,6 +182,8 @@ def main() -> None:
                         print(s.getvalue())
             if "inductor_us" in row and "mlir_sym_us" in row:
                 row["mlir_sym_over_inductor"] = row["mlir_sym_us"] / row["inductor_us"]
+            if "inductor_us" in row and "mlir_sym_graphs_us" in row:
+                row["mlir_sym_graphs_over_inductor"] = row["mlir_sym_graphs_us"] / row["inductor_us"]
             rows.append(row)
             print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
     cols = ["eager"] + [KEY.get(b, b) for b in backends] + (["mlir_sym_artifact"] if "mlir_sym" in backends else [])
