@@ -14,8 +14,9 @@ size (parameters, buffers) is not copied; a later call with another storage for 
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Outputs are cloned: a caller keeps what it got while later calls
 replay. Not graphed (they run normally): host programs that read a device value back (a
-synchronization: data-dependent sizes, asserts on device values), that copy CPU scalars to the
-device, outputs that alias inputs, `MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact.
+synchronization: data-dependent sizes, asserts on device values), outputs that alias inputs,
+`MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
+float Dynamo made a tensor) gets a device buffer it is copied into at each call.
 """
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ class CudaGraphs:
         launches = 0
         for v in artifact.variants:
             host = v.compute
-            if getattr(host, "cpu_inputs", None) or getattr(getattr(host, "runtime", None), "sync", False):
-                return "CPU scalar inputs or MLIR_SYM_CUDA_SYNC"
+            if getattr(getattr(host, "runtime", None), "sync", False):
+                return "MLIR_SYM_CUDA_SYNC synchronizes after every launch"
             gpu = (v.keepalive or {}).get("gpu") if isinstance(v.keepalive, dict) else None
             if gpu is None or "rt.read(" in gpu["host_source"]:
                 return "the host program reads device values back"
@@ -78,7 +79,7 @@ class CudaGraphs:
         if g is None:
             return None
         if g == 0:
-            ptrs = [a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args]
+            ptrs = [a.data_ptr() if isinstance(a, torch.Tensor) and a.is_cuda else None for a in args]
             first = self.first_ptrs.pop(key, None)
             if first is None:  # the size's first call
                 self.first_ptrs[key] = ptrs
@@ -101,8 +102,11 @@ class CudaGraphs:
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in g.outs]
 
     def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list) -> _Graph | None:
-        static = [a if p is not None or not isinstance(a, torch.Tensor) else a.clone()
-                  for a, p in zip(args, in_place)]
+        dev = torch.device(self.artifact.device)
+        # the graph's own input buffers; a CPU scalar tensor (which the host program would copy to
+        # the device inside the graph, not capturable) gets a device buffer it is copied into
+        static = [a if p is not None or not isinstance(a, torch.Tensor) else
+                  a.to(dev) if a.device.type == "cpu" else a.clone() for a, p in zip(args, in_place)]
         if self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
         graph = torch.cuda.CUDAGraph()
