@@ -6,7 +6,8 @@ synchronization at the end: the host is the bottleneck at these sizes) of:
 eager; Dynamo with backend `eager` (Dynamo's floor); `aot_eager` (Dynamo + AOTAutograd's runtime
 wrappers, the floor of any AOTAutograd backend); inductor and mlir_sym (dynamic=True both). For
 mlir_sym it also times the artifact alone (our guards, allocation, host program and launches, no
-Dynamo) and, with --profile, a cProfile of each compiled call. Backend `mlir_sym_graphs` is
+Dynamo) and, with --profile, a cProfile of each compiled call; with --host-profile, the host time of
+each statement of the artifact's host program while it is timed alone. Backend `mlir_sym_graphs` is
 mlir_sym with CUDA graphs per input size (`config.cuda_graphs`, runtime/cuda_graphs.py). With --kernels (CUDA), also the
 kernels each call launches and their summed GPU time (torch.profiler's CUDA activity), for every
 compiled backend: a call whose wall time is far above its GPU time is bound by the host.
@@ -127,12 +128,16 @@ def main() -> None:
     p.add_argument("--json", default="")
     p.add_argument("--cases", default="", help="comma-separated subset of: " + ", ".join(CASES))
     p.add_argument("--profile", action="store_true", help="cProfile of mlir_sym's tiny-graph call")
+    p.add_argument("--host-profile", action="store_true",
+                   help="host time of each statement of mlir_sym's host programs (MLIR_SYM_HOST_PROFILE=1)")
     p.add_argument("--kernels", action="store_true", help="also kernels per call and their GPU time (CUDA only)")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     p.add_argument("--shapes", default="", help="override every case's shapes, e.g. 8192x4096,4096x1024")
     a = p.parse_args()
     dev = a.device
     dtype = getattr(torch, a.dtype)
+    if a.host_profile:
+        os.environ["MLIR_SYM_HOST_PROFILE"] = "1"  # read when a host program is loaded (runtime/cuda.py)
     backends = a.backends.split(",")
     override = [tuple(int(v) for v in t.split("x")) for t in a.shapes.split(",") if t]
     rows = []
@@ -169,7 +174,14 @@ def main() -> None:
                     cf(*args)
                     art.read_sources = read
                     flat = seen[-1]
+                    if a.host_profile:
+                        profs = [v.compute.profile for v in art.variants if getattr(v.compute, "profile", None)]
+                        for hp in profs:
+                            hp.reset()
                     row["mlir_sym_artifact_us"] = per_call_us(lambda: art(flat), dev, a.calls)
+                    if a.host_profile:
+                        for hp in profs:
+                            print(f"--- {case} {list(shape)}: {hp.report(20)}")
                     if a.profile:
                         pr = cProfile.Profile()
                         pr.enable()
