@@ -9,7 +9,8 @@ writes into): on the GPU one `copy_` per call from the host program. When, in on
   %b = memref.alloc(...) : T        (or %b an argument of the function: an out-param)
   memref.copy %a, %b                %b not used before it, %a not used after it
 
-the copy is redundant: %b takes %a's place (its alloc moves to %a's, whose sizes it must be able
+the copy is redundant (every use of %a is a plain access: linalg / tm_tensor ops, loads, stores,
+dims, copies; a view, a yield or a call could alias it): %b takes %a's place (its alloc moves to %a's, whose sizes it must be able
 to use; an argument is available everywhere), every use of %a becomes a use of %b, and %a's alloc and
 the copy go. Types must match exactly (identity layouts).
 
@@ -49,6 +50,13 @@ def _identity_layout(t: ir.Type) -> bool:
 
 def _is_function_argument(v: ir.Value, fn: ir.Operation) -> bool:
     return isinstance(v.owner, ir.Block) and v.owner == fn.regions[0].blocks[0]
+
+
+def _plain_access(op: ir.Operation) -> bool:
+    """Whether `op` only reads or writes the buffers it is given (no alias of them escapes it)."""
+    if op.name.startswith(("linalg.", "tm_tensor.")):
+        return not any(isinstance(r.type, ir.MemRefType) for r in op.results)
+    return op.name in ("memref.load", "memref.store", "memref.dim", "memref.copy", "memref.dealloc")
 
 
 def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
@@ -109,8 +117,8 @@ class ForwardCopies(SymPass):
             top = _ancestor_in(user, block)
             if top is None or pos[top] >= at:
                 return False  # read or written after the copy
-            if any(isinstance(r.type, ir.MemRefType) for r in user.results):
-                return False  # a view of %a: an alias we do not follow
+            if not _plain_access(user):
+                return False  # a view, a yield, a call...: an alias of %a we do not follow
         for use in b.uses:
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user == copy:

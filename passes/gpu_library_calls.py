@@ -238,7 +238,8 @@ def _cast_feeding(scan: ir.Operation, v: ir.Value) -> ir.Operation | None:
     """The elementwise `linalg.generic` that only converts another buffer into the scan's input `v`
     (`cumsum(mask.to(int64))`: extui of i1, extsi, sitofp, extf; conversions torch.cumsum's dtype
     makes the same way), when `v` is a temporary only it writes and the scan reads, and nothing
-    between them uses its source except as a generic's input; else None."""
+    between them may write its source (only arithmetic, allocations, views, loads and linalg ops
+    writing fresh allocations of their own are between them); else None."""
     alloc = defining_op(v)
     if alloc is None or alloc.name != "memref.alloc":
         return None
@@ -268,13 +269,41 @@ def _cast_feeding(scan: ir.Operation, v: ir.Value) -> ir.Operation | None:
         return None
     ops = [x.operation for x in scan.block.operations]
     i, j = ops.index(g), ops.index(scan)
+    root = _root_buffer(src)
     for between in ops[i + 1:j]:
-        if any(x == src for x in between.operands):
-            n_in = len(between.operands) - len(between.results) if between.name != "linalg.generic" else \
-                ir.DenseI32ArrayAttr(between.attributes["operandSegmentSizes"])[0]
-            if between.name != "linalg.generic" or any(x == src for x in list(between.operands)[n_in:]):
-                return None  # it may write the source before the scan reads it
+        if not _writes_only_elsewhere(between, root):
+            return None  # it may write the source (or a view of it) before the scan reads it
     return g
+
+
+_VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
+             "memref.reinterpret_cast", "memref.transpose", "memref.reshape")
+_NO_WRITES = ("memref.alloc", "memref.dim", "memref.load") + _VIEW_OPS
+
+
+def _root_buffer(v: ir.Value) -> ir.Value:
+    """The allocation or argument a view chain starts from."""
+    while True:
+        op = defining_op(v)
+        if op is None or op.name not in _VIEW_OPS:
+            return v
+        v = op.operands[0]
+
+
+def _writes_only_elsewhere(op: ir.Operation, root: ir.Value) -> bool:
+    """Whether `op` writes nothing, or only fresh buffers other than `root` (linalg outputs that are
+    allocations of their own); anything else (calls, stores, nested regions, views of the source)
+    counts as a possible write of the source."""
+    if op.name.startswith("arith.") or op.name in _NO_WRITES:
+        return True
+    if op.name in ("linalg.generic", "linalg.fill"):
+        n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
+        for out in list(op.operands)[n_in:]:
+            a = defining_op(out)
+            if a is None or a.name != "memref.alloc" or out == root:
+                return False
+        return True
+    return False
 
 
 def _three_memrefs(o: ir.Operation) -> bool:

@@ -12,7 +12,9 @@ position), which the GPU mapping launches like any elementwise nest:
   the CPU), before the write;
 - the update's own slice dims address the original's last dims, as in the loop form;
 - an overwrite is a `memref.store`; an add is a `memref.atomic_rmw addf/addi` (concurrent updates of
-  one element add up), for element types with hardware atomics (f16, bf16, f32, f64, i32, i64).
+  one element add up), for element types with hardware atomics (f16, bf16, f32, f64, i32, i64);
+  with the option `atomics=0` (the CPU pipeline, which runs parallel loops in order) a load, an add
+  and a store (x86 has no bf16 atomic add: LLVM would call a conversion routine the JIT lacks).
 Other combiners, an overwrite whose indices may repeat (the loop's last writer decides), and adds of
 narrow integers are left for the loop lowering.
 
@@ -70,8 +72,11 @@ class ScatterToParallel(SymPass):
     with wrapped, checked indices."""
 
     name = "sym-scatter-to-parallel"
+    options = {"atomics": int}
+    atomics = 1
 
     def run(self, op: ir.Operation) -> None:
+        self.atomics = bool(getattr(self, "atomics", type(self).atomics))
         found: list[ir.Operation] = []
 
         def walk(o: ir.Operation) -> None:
@@ -157,6 +162,15 @@ class ScatterToParallel(SymPass):
                     call.operation.attributes[MSG_ATTR] = ir.StringAttr.get(msg)
                 if kind == "set":
                     memref.StoreOp(value, original, pos)
+                elif not self.atomics:  # a sequential target (the CPU runs scf.parallel in order)
+                    old = memref.LoadOp(original, pos).result
+                    if str(value.type) in ("bf16", "f16"):  # added in f32 (no half-precision libcalls)
+                        f32 = ir.F32Type.get()
+                        wide = arith.AddFOp(arith.ExtFOp(f32, old).result, arith.ExtFOp(f32, value).result).result
+                        total = arith.TruncFOp(value.type, wide).result
+                    else:
+                        total = (arith.AddFOp if kind == "addf" else arith.AddIOp)(old, value).result
+                    memref.StoreOp(total, original, pos)
                 else:
                     i64 = ir.IntegerType.get_signless(64)
                     memref.AtomicRMWOp(ir.IntegerAttr.get(i64, _RMW_KIND[kind]), value, original, pos)

@@ -33,8 +33,8 @@ from mlir_sym.passes.registry import PassError, build_pipeline, register_pipelin
 log = logging.getLogger("mlir_sym.pipelines")
 
 TO_LLVM = (
-    "convert-scf-to-cf, expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
-    "convert-math-to-llvm, convert-math-to-libm, arith-expand{include-bf16=true}, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
+    "convert-scf-to-cf, math-extend-to-supported-types, arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}, expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
+    "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
     "convert-ub-to-llvm, canonicalize, reconcile-unrealized-casts"
 )
 
@@ -53,7 +53,7 @@ PIPELINES: dict[str, str] = {
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, sym-forward-copies, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
-        f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, sym-scatter-to-parallel, "
+        f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, sym-scatter-to-parallel{{atomics=0}}, "
         f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), {_COMPUTE_TO_LLVM})"
     ),
     # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
@@ -93,7 +93,8 @@ for _name, _opts in _PASS_OPTIONS:
 # library calls), then the launches as loops and the CPU lowering. A test of the kernels' index math.
 PIPELINES["gpu-emulated"] = (
     PIPELINES["sym-lower-to-nvvm"].split(" gpu-launch-sink-index-computations")[0]
-    .replace("sym-gpu-library-calls, ", "").rstrip(", ")
+    .replace("sym-gpu-library-calls, ", "").replace("sym-scatter-to-parallel,", "sym-scatter-to-parallel{atomics=0},")
+    .rstrip(", ")
     + ", sym-gpu-emulate-launches, canonicalize, sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops), "
     + _COMPUTE_TO_LLVM.replace("finalize-memref-to-llvm", "convert-vector-to-llvm, finalize-memref-to-llvm") + ")"
 )

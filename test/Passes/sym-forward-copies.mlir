@@ -51,3 +51,25 @@ func.func @kept(%n: index, %m: index, %s: memref<?xi64, strided<[?], offset: ?>>
   memref.copy %i, %s : memref<?xi64> to memref<?xi64, strided<[?], offset: ?>>
   return
 }
+
+// -----
+
+// Kept: %a escapes through scf.yield (an alias the pass does not follow): %r must get the zeros.
+// CHECK-LABEL: func.func @kept_yield
+// CHECK-COUNT-2: memref.copy
+func.func @kept_yield(%n: index, %c: i1, %o: memref<?xi64>, %r: memref<?xi64>) {
+  %c0 = arith.constant 0 : i64
+  %c7 = arith.constant 7 : i64
+  %a = memref.alloc(%n) : memref<?xi64>
+  linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
+  %v = scf.if %c -> memref<?xi64> {
+    scf.yield %a : memref<?xi64>
+  } else {
+    scf.yield %o : memref<?xi64>
+  }
+  %b = memref.alloc(%n) : memref<?xi64>
+  memref.copy %a, %b : memref<?xi64> to memref<?xi64>
+  linalg.fill ins(%c7 : i64) outs(%b : memref<?xi64>)
+  memref.copy %v, %r : memref<?xi64> to memref<?xi64>
+  return
+}

@@ -298,6 +298,34 @@ func.func @scan_casts(%m: memref<?xi1>, %o: memref<?xi64>, %a: memref<i64>, %u: 
 
 // -----
 
+// Kept: the mask is written through a view made before the conversion (m[1:] = ...) between the
+// conversion and the scan: the scan must read the converted values.
+// CHECK-LABEL: func.func @scan_cast_view_written
+// CHECK:         arith.extui
+// CHECK:         call @__sym_scan_add_inc_d0_{{[0-9]+}}(%{{.*}}, %arg1, %arg2) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+#id2 = affine_map<(d0) -> (d0)>
+func.func @scan_cast_view_written(%m: memref<?xi1>, %o: memref<?xi64>, %a: memref<i64>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?xi1>
+  %sv = memref.subview %m[0] [%n] [1] : memref<?xi1> to memref<?xi1, strided<[1]>>
+  %t = memref.alloc(%n) : memref<?xi64>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel"]} ins(%m : memref<?xi1>) outs(%t : memref<?xi64>) {
+  ^bb0(%x: i1, %y: i64):
+    %e = arith.extui %x : i1 to i64
+    linalg.yield %e : i64
+  }
+  %false = arith.constant false
+  linalg.fill ins(%false : i1) outs(%sv : memref<?xi1, strided<[1]>>)
+  tm_tensor.scan dimension(0) inclusive(true) ins(%t : memref<?xi64>) outs(%o, %a : memref<?xi64>, memref<i64>) {
+  ^bb0(%p: i64, %q: i64):
+    %s = arith.addi %p, %q : i64
+    tm_tensor.yield %s : i64
+  }
+  return
+}
+
+// -----
+
 // Scatters (index_put; the fill of data-dependent sizes) become index_put_ calls: an overwrite with
 // unique indices, or an add. An overwrite whose indices may repeat keeps the loop (its order decides).
 // CHECK-LABEL: func.func @scatters

@@ -1,4 +1,5 @@
 // RUN: symopt %s --split-input-file --sym-scatter-to-parallel | filecheck %s
+// RUN: symopt %s --split-input-file --pass-pipeline='builtin.module(sym-scatter-to-parallel{atomics=0})' | filecheck %s --check-prefix=SEQ
 
 // An overwrite with unique indices (index_put): one scf.parallel over the update elements. Each index
 // is wrapped (i < 0: i + size), the update's slice dims address the original's last dims (dim 2 is
@@ -43,8 +44,23 @@ func.func @set_unique(%u: memref<?x1x?xf32>, %i: memref<?x2xi64>, %o: memref<?x?
 // CHECK:           memref.atomic_rmw addf %{{.*}}, %arg2[%{{.*}}] : (f32, memref<?xf32>) -> f32
 // CHECK:         scf.parallel
 // CHECK:           memref.atomic_rmw addi %{{.*}}, %arg4[%{{.*}}] : (i64, memref<?xi64>) -> i64
+// CHECK:         scf.parallel
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %arg6[%{{.*}}] : (bf16, memref<?xbf16>) -> bf16
 // CHECK-NOT:     tm_tensor.scatter
-func.func @adds(%v: memref<?x1xf32>, %j: memref<?x1xi32>, %p: memref<?xf32>, %w: memref<?x1xi64>, %q: memref<?xi64>) {
+// With atomics=0 (the CPU pipeline: parallel loops run in order) an add is a load, an add, a store;
+// a bf16 add is done in f32 (x86 has no bf16 arithmetic the JIT can call).
+// SEQ-LABEL:   func.func @adds
+// SEQ-NOT:       atomic_rmw
+// SEQ:           %[[O:.*]] = memref.load %arg2[%[[P:.*]]] : memref<?xf32>
+// SEQ:           %[[S:.*]] = arith.addf %[[O]], %{{.*}} : f32
+// SEQ:           memref.store %[[S]], %arg2[%[[P]]]
+// SEQ:           arith.addi
+// SEQ:           arith.extf %{{.*}} : bf16 to f32
+// SEQ:           arith.addf %{{.*}} : f32
+// SEQ:           arith.truncf %{{.*}} : f32 to bf16
+// SEQ:           memref.store
+func.func @adds(%v: memref<?x1xf32>, %j: memref<?x1xi32>, %p: memref<?xf32>, %w: memref<?x1xi64>, %q: memref<?xi64>,
+                %vb: memref<?x1xbf16>, %pb: memref<?xbf16>) {
   tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%v, %j : memref<?x1xf32>, memref<?x1xi32>) outs(%p : memref<?xf32>) {
   ^bb0(%a: f32, %b: f32):
     %s = arith.addf %b, %a : f32
@@ -54,6 +70,11 @@ func.func @adds(%v: memref<?x1xf32>, %j: memref<?x1xi32>, %p: memref<?xf32>, %w:
   ^bb0(%a: i64, %b: i64):
     %s = arith.addi %a, %b : i64
     tm_tensor.yield %s : i64
+  }
+  tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%vb, %j : memref<?x1xbf16>, memref<?x1xi32>) outs(%pb : memref<?xbf16>) {
+  ^bb0(%a: bf16, %b: bf16):
+    %s = arith.addf %b, %a : bf16
+    tm_tensor.yield %s : bf16
   }
   return
 }

@@ -16,6 +16,7 @@ assert checks: a synchronizing read); see runtime/cuda.py.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,7 +152,8 @@ class HostCodegen:
             for a in b.arguments:
                 self._new(a)
         self.block_ids = {_bkey(b): i for i, b in enumerate(blocks)}
-        self.descs = _descriptor_views(blocks)
+        # MLIR_SYM_HOST_DESCRIPTORS=0: every view a tensor (for bisecting; not in the code cache's key)
+        self.descs = _descriptor_views(blocks) if os.environ.get("MLIR_SYM_HOST_DESCRIPTORS", "1") == "1" else set()
         out = [f"def {fname}({', '.join(args)}):"]
         if len(blocks) == 1:
             self.lines = []

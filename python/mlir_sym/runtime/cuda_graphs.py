@@ -9,8 +9,9 @@ graph (torch.cuda.graph, one memory pool per artifact); later calls with those s
 into the graph's input buffers, replay the graph and return copies of its outputs: about one host
 statement per input and output instead of one per launch. The first call of a size runs normally.
 
-What the graph reads in place: an input whose storage was the same at the first two calls of the
-size (parameters, buffers) is not copied; a later call with another storage for it runs normally.
+What the graph reads in place: an input that was the same tensor object, at the same address, at
+the first two calls of the size (parameters, buffers) is not copied; a later call with another
+storage for it runs normally.
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Outputs are cloned: a caller keeps what it got while later calls
 replay. Not graphed (they run normally): host programs that read a device value back (a
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -79,15 +81,23 @@ class CudaGraphs:
         if g is None:
             return None
         if g == 0:
-            ptrs = [a.data_ptr() if isinstance(a, torch.Tensor) and a.is_cuda else None for a in args]
             first = self.first_ptrs.pop(key, None)
-            if first is None:  # the size's first call
-                self.first_ptrs[key] = ptrs
+            if first is None:  # the size's first call: remember which tensors it was given
+                if len(self.first_ptrs) >= 1024:
+                    self.first_ptrs.clear()
+                self.first_ptrs[key] = [(weakref.ref(a), a.data_ptr()) if isinstance(a, torch.Tensor) and a.is_cuda
+                                        else None for a in args]
                 return None
             if sum(1 for v in self.graphs.values() if v is not None) >= self.max_graphs:
+                if len(self.graphs) >= 4096:  # sizes that run normally: forget them, not the graphs
+                    self.graphs = {k: v for k, v in self.graphs.items() if v is not None}
                 self.graphs[key] = None
                 return None
-            g = self._capture(key, plan, args, [p if p is not None and p == q else None for p, q in zip(ptrs, first)])
+            # read in place: the very tensor of the first call, at the same address (a parameter);
+            # a new activation that happens to reuse the first one's memory is copied
+            in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
+                        for a, f in zip(args, first)]
+            g = self._capture(key, plan, args, in_place)
             if g is None:
                 return None
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):

@@ -1,0 +1,1 @@
+"""MLIR dialects defined by mlir_sym (see sym.md)."""

@@ -1,0 +1,372 @@
+"""Replace `linalg.matmul` / `linalg.batch_matmul` on memrefs by calls the GPU runtime serves with cuBLAS,
+and `tm_tensor.sort` by calls it serves with torch.sort.
+
+Runs on the bufferized compute function, before `convert-linalg-to-parallel-loops` would turn the
+matmul into a loop nest of one thread per output element. `linalg.matmul ins(%a, %b) outs(%c)`
+becomes `func.call @__sym_matmul_<n>(%a, %b, %c)` (C += A*B); when the op right before it fills %c
+with zero, the fill goes and the call is `@__sym_matmul_init_<n>` (C = A*B). The callee is a private
+declaration tagged `sym.library_call` with its kind, one per kind and signature; the GPU runtime maps
+the name to torch.mm / addmm_ (bmm / baddbmm_ for batches) on the same buffers. Matmuls on tensors,
+with mixed or non-float element types, or with explicit non-default indexing maps (transposed
+operands) are left to the loop lowering. An operand that a `linalg.transpose` of a function argument
+fills just for the matmul (nn.Linear's `weight.t()`) becomes a `memref.transpose` view of the
+argument: no copy kernel per call, cuBLAS reads it transposed.
+
+Sorts (torch.sort, topk, unique, ...): torch-mlir's `tm_tensor.sort` becomes a bubble sort in loops
+(`tm-tensor-to-loops`), which the GPU mapping can only run in one thread (top-k filtering of
+[2048, 2048] logits took 425 ms on the H100). A sort whose comparator is one `arith.cmpf`/`arith.cmpi`
+of the keys (what torch-mlir emits: `ole`/`sle` ascending, `oge`/`sge` descending, ties in input order)
+becomes `func.call @__sym_sort_<asc|desc>_d<dim>_<n>(%keys, %others...)`: the runtime sorts the keys
+with a stable torch.sort along `dim` and gathers the other operands (the indices) along.
+Scans (cumsum, cumprod: `tm_tensor.scan`, a one-thread loop otherwise) whose combiner is one
+`arith.addf/addi/mulf/muli` become `func.call @__sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>(%in, %out,
+%acc)`: torch.cumsum/cumprod along `dim` (an exclusive scan starts from the accumulator's value), the
+accumulator gets the last element.
+Contractions that elementwise fusion turned into `linalg.generic`s (GPT-2's `x.view(-1, C) @ W` becomes
+a 4-loop generic once the reshape is folded through it: no matmul was left for cuBLAS, and the
+contraction ran as our own loops), i.e. a generic whose body is `out + a * b` over two float inputs
+indexed by projected permutations, become `func.call @__sym_einsum[_init]_<a>_<b>_<out>_<n>`: the
+runtime computes `torch.einsum("<a>,<b>-><out>", ...)` (cuBLAS for these shapes) into the output,
+replacing it when a zero fill of the output comes right before (`_init`), else adding to it.
+Scatters (`index_put`, the fill phase of data-dependent sizes: `tm_tensor.scatter`, a one-thread loop
+otherwise) that overwrite with unique indices or add become `func.call
+@__sym_scatter_<set|add>_m<dims>_<n>(%updates, %indices, %original)`: one `index_put_` with an index
+tensor per dimension of the original (its dimension map, plus the update's own slice positions).
+
+Before:
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+After:
+  call @__sym_matmul_init_0(%a, %b, %c) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
+  ...
+  func.func private @__sym_matmul_init_0(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>)
+      attributes {sym.library_call = "matmul_init"}
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+from torch_mlir.dialects import func as func_d
+from torch_mlir.dialects import memref as memref_d
+
+from mlir_sym.passes._compute_common import constant_value, defining_op
+from mlir_sym.passes.registry import SymPass, register
+
+_LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
+_LIBRARY_ELEMENTS = {"f32", "f64", "f16", "bf16"}
+_DEFAULT_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
+                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
+}
+
+
+@register
+class GpuLibraryCalls(SymPass):
+    """Replace linalg.matmul / linalg.batch_matmul on memrefs by calls the GPU runtime serves with cuBLAS."""
+
+    name = "sym-gpu-library-calls"
+
+    def run(self, op: ir.Operation) -> None:
+        module = op
+        decls: dict[str, str] = {}
+        for fn in list(module.regions[0].blocks[0].operations):
+            if fn.operation.name != "func.func" or len(fn.regions[0].blocks) == 0:
+                continue
+            for block in fn.regions[0].blocks:
+                prev = None
+                for child in list(block.operations):
+                    o = child.operation
+                    if o.name in _LIBRARY_OPS and self._eligible(o):
+                        self._replace(module, o, prev, decls)
+                        prev = None
+                        continue
+                    if o.name == "linalg.generic" and _einsum_equation(o) is not None:
+                        self._einsum(module, o, prev, decls)
+                        prev = None
+                        continue
+                    if o.name == "tm_tensor.sort":
+                        self._sort(module, o, decls)
+                    elif o.name == "tm_tensor.scan":
+                        self._scan(module, o, decls)
+                    elif o.name == "tm_tensor.scatter":
+                        self._scatter(module, o, decls)
+                    prev = o
+
+    @staticmethod
+    def _eligible(o: ir.Operation) -> bool:
+        if len(o.results):
+            return False
+        if "indexing_maps" in o.attributes:
+            maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
+            if maps != _DEFAULT_MAPS[o.name]:
+                return False
+        if not _three_memrefs(o):
+            return False
+        return all(str(ir.MemRefType(v.type).element_type) in _LIBRARY_ELEMENTS for v in o.operands) and \
+            len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) == 1
+
+    def _replace(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
+        kind = _LIBRARY_OPS[o.name]
+        a, b, c = list(o.operands)
+        self._dead: list[ir.Operation] = []
+        a, b = self._untranspose(o, a), self._untranspose(o, b)
+        init = prev is not None and prev.name == "linalg.fill" and len(prev.operands) == 2 \
+            and prev.operands[1] == c and _is_zero(prev.operands[0])
+        if init:
+            kind += "_init"
+            prev.erase()
+        self._library_call(module, o, decls, kind, [a, b, c])
+        for dead in self._dead:
+            dead.erase()
+        self.bump("library-calls")
+
+
+    def _einsum(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
+        a, b, out = _einsum_equation(o)
+        c = o.operands[2]
+        fill = _zero_fill_before(o, c)
+        if fill is not None:
+            fill.erase()
+        self._library_call(module, o, decls, f"einsum{'_init' if fill is not None else ''}_{a}_{b}_{out}")
+        self.bump("library-einsums")
+
+    def _scan(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        combine = _scan_combiner(o)
+        if combine is None or not _three_memrefs(o):
+            return
+        dim = ir.IntegerAttr(o.attributes["dimension"]).value
+        inclusive = ir.BoolAttr(o.attributes["inclusive"]).value
+        self._library_call(module, o, decls, f"scan_{combine}_{'inc' if inclusive else 'exc'}_d{dim}")
+        self.bump("library-scans")
+
+    def _scatter(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        combine = _scatter_combiner(o)
+        if combine is None or not _three_memrefs(o):
+            return
+        unique = "unique_indices" in o.attributes and ir.BoolAttr(o.attributes["unique_indices"]).value
+        if combine == "set" and not unique:
+            return  # duplicate indices: the loop's last-writer order is the semantics; keep it
+        dims = list(ir.DenseI64ArrayAttr(o.attributes["dimension_map"]))
+        self._library_call(module, o, decls, f"scatter_{combine}_m{'x'.join(str(d) for d in dims)}")
+        self.bump("library-scatters")
+
+    def _sort(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:
+        direction = _sort_direction(o)
+        if direction is None or not o.operands or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
+            return
+        dim = ir.IntegerAttr(o.attributes["dimension"]).value
+        self._library_call(module, o, decls, f"sort_{direction}_d{dim}")
+        self.bump("library-sorts")
+
+    @staticmethod
+    def _library_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
+                      operands: list[ir.Value] | None = None) -> None:
+        """Replace `o` by a call of the runtime's `kind` on `operands` (default: its own), with one
+        private declaration per kind and signature."""
+        operands = list(o.operands) if operands is None else operands
+        types = [v.type for v in operands]
+        sig = f"{kind}:{','.join(str(t) for t in types)}"
+        if sig not in decls:
+            name = f"__sym_{kind}_{len(decls)}"
+            decls[sig] = name
+            with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
+                f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
+                f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
+        with ir.InsertionPoint(o), o.location:
+            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), operands)
+        o.erase()
+
+    def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:
+        """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
+        function argument fills (nn.Linear's weight.t()), a transposed view of that argument: cuBLAS
+        reads it transposed, and the copy kernel and its buffer go."""
+        alloc = defining_op(v)
+        if alloc is None or alloc.name != "memref.alloc":
+            return v
+        uses = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+        tr = [u for u in uses if u.name == "linalg.transpose"]
+        if len(uses) != 2 or len(tr) != 1 or not any(u == mm for u in uses):
+            return v
+        tr = tr[0]
+        src = tr.operands[0]
+        if not (tr.operands[1] == v) or not isinstance(src.owner, ir.Block) or tr.block != mm.block:
+            return v  # only function arguments: nothing writes them between the copy and the call
+        perm = list(ir.DenseI64ArrayAttr(tr.attributes["permutation"]))
+        rank = len(perm)
+        if perm != list(range(rank - 2)) + [rank - 1, rank - 2]:
+            return v
+        st = ir.MemRefType(src.type)
+        try:
+            strides, offset = st.get_strides_and_offset()
+        except Exception:  # noqa: BLE001 - not strided
+            return v
+        shape = [st.shape[p] for p in perm]
+        layout = ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm])
+        view_t = ir.MemRefType.get(shape, st.element_type, layout)
+        pmap = ir.AffineMap.get_permutation(perm)
+        with ir.InsertionPoint(mm), mm.location:
+            view = memref_d.TransposeOp(view_t, src, ir.AffineMapAttr.get(pmap)).result
+        tr.erase()
+        self._dead.append(alloc)  # erased once the matmul that reads it is gone
+        self.bump("transposes-folded")
+        return view
+
+
+_ASCENDING = {"ole", "olt", "ule", "ult", "sle", "slt", "ule", "ult"}
+_DESCENDING = {"oge", "ogt", "uge", "ugt", "sge", "sgt"}
+_CMPF_NAMES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
+               "uno", "true"]
+_CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+def _three_memrefs(o: ir.Operation) -> bool:
+    """Whether `o` has exactly three operands, all memrefs (a bufferized library-call candidate)."""
+    return len(o.operands) == 3 and all(isinstance(v.type, ir.MemRefType) for v in o.operands)
+
+
+def _sort_direction(o: ir.Operation) -> str | None:
+    """"asc" / "desc" for a tm_tensor.sort whose comparator is a single compare of the keys' pair
+    (block arguments 0 and 1, in either order), else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 2 or ops[0].name not in ("arith.cmpf", "arith.cmpi") or ops[1].name != "tm_tensor.yield":
+        return None
+    cmp = ops[0]
+    if not (len(ops[1].operands) == 1 and ops[1].operands[0] == cmp.results[0]):
+        return None
+    names = _CMPF_NAMES if cmp.name == "arith.cmpf" else _CMPI_NAMES
+    pred = names[ir.IntegerAttr(cmp.attributes["predicate"]).value]
+    a, b = body.arguments[0], body.arguments[1]
+    if cmp.operands[0] == a and cmp.operands[1] == b:
+        swapped = False
+    elif cmp.operands[0] == b and cmp.operands[1] == a:
+        swapped = True
+    else:
+        return None
+    if pred in _ASCENDING:
+        return "desc" if swapped else "asc"
+    if pred in _DESCENDING:
+        return "asc" if swapped else "desc"
+    return None
+
+
+_NO_WRITES = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.dim", "memref.cast",
+              "memref.reinterpret_cast", "memref.alloc", "arith.", "affine.apply", "index.")
+
+
+def _zero_fill_before(o: ir.Operation, c: ir.Value) -> ir.Operation | None:
+    """The `linalg.fill` of zero into `c` that `o` follows, with only ops that write no memory (views,
+    sizes, allocations, scalar arithmetic) in between; else None."""
+    cur = o.operation
+    while True:
+        prev = _previous_op(cur)
+        if prev is None:
+            return None
+        if prev.name == "linalg.fill":
+            ok = len(prev.operands) == 2 and any(prev.operands[1] == v for v in _whole_views(c)) \
+                and _is_zero(prev.operands[0])
+            return prev if ok else None
+        if not prev.name.startswith(_NO_WRITES):
+            return None
+        cur = prev
+
+
+def _whole_views(v: ir.Value) -> list[ir.Value]:
+    """`v` and the buffers it reshapes (expand/collapse_shape: the same elements, all of them)."""
+    out = [v]
+    op = defining_op(v)
+    while op is not None and op.name in ("memref.expand_shape", "memref.collapse_shape"):
+        out.append(op.operands[0])
+        op = defining_op(op.operands[0])
+    return out
+
+
+def _previous_op(o: ir.Operation) -> ir.Operation | None:
+    prev = None
+    for child in o.block.operations:
+        if child.operation == o:
+            return prev
+        prev = child.operation
+    return None
+
+
+def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
+    """The einsum subscripts (a, b, out) of a linalg.generic on memrefs that computes
+    `out += a * b` summed over the dims `out` lacks, else None."""
+    if len(o.results) or not _three_memrefs(o):
+        return None
+    if len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) != 1 or \
+            str(ir.MemRefType(o.operands[0].type).element_type) not in _LIBRARY_ELEMENTS:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
+    its = [str(t).split("<")[-1].rstrip(">") for t in ir.ArrayAttr(o.attributes["iterator_types"])]
+    if "reduction" not in its or len(its) > 26:
+        return None
+    subs = []
+    for m in maps:
+        if not all(isinstance(r, ir.AffineDimExpr) for r in m.results):
+            return None
+        dims = [r.position for r in m.results]
+        if len(set(dims)) != len(dims):
+            return None
+        subs.append(dims)
+    out, ins = set(subs[2]), set(subs[0]) | set(subs[1])
+    if any((its[d] == "parallel") != (d in out) for d in range(len(its))):
+        return None  # parallel dims are exactly the output's; the others are summed
+    if any(d not in ins for d in range(len(its)) if its[d] != "parallel"):
+        return None  # a reduction over a dim no input has would multiply by its size: not an einsum
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 3 or ops[0].name != "arith.mulf" or ops[1].name != "arith.addf" or ops[2].name != "linalg.yield":
+        return None
+    x, y, acc = body.arguments
+    mul, add = ops[0], ops[1]
+    if not ((mul.operands[0] == x and mul.operands[1] == y) or (mul.operands[0] == y and mul.operands[1] == x)):
+        return None
+    if not ((add.operands[0] == acc and add.operands[1] == mul.results[0])
+            or (add.operands[1] == acc and add.operands[0] == mul.results[0])):
+        return None
+    if not (len(ops[2].operands) == 1 and ops[2].operands[0] == add.results[0]):
+        return None
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return tuple("".join(letters[d] for d in dims) for dims in subs)  # type: ignore[return-value]
+
+
+_SCAN_COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul"}
+
+
+def _scan_combiner(o: ir.Operation) -> str | None:
+    """"add" / "mul" for a tm_tensor.scan whose region combines its two arguments with one op, else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    if len(ops) != 2 or ops[0].name not in _SCAN_COMBINERS or ops[1].name != "tm_tensor.yield":
+        return None
+    args = list(body.arguments)
+    if len(args) != 2 or not (len(ops[1].operands) == 1 and ops[1].operands[0] == ops[0].results[0]):
+        return None
+    a, b = ops[0].operands[0], ops[0].operands[1]
+    if not ((a == args[0] and b == args[1]) or (a == args[1] and b == args[0])):
+        return None
+    return _SCAN_COMBINERS[ops[0].name]
+
+
+def _scatter_combiner(o: ir.Operation) -> str | None:
+    """"set" when a tm_tensor.scatter's region yields the update, "add" when it yields update +
+    original (either order), else None."""
+    body = o.regions[0].blocks[0]
+    ops = [c.operation for c in body.operations]
+    args = list(body.arguments)
+    if len(args) != 2 or ops[-1].name != "tm_tensor.yield" or len(ops[-1].operands) != 1:
+        return None
+    y = ops[-1].operands[0]
+    if len(ops) == 1:
+        return "set" if y == args[0] else None
+    if len(ops) == 2 and ops[0].name in ("arith.addf", "arith.addi") and y == ops[0].results[0]:
+        a, b = ops[0].operands[0], ops[0].operands[1]
+        if (a == args[0] and b == args[1]) or (a == args[1] and b == args[0]):
+            return "add"
+    return None
+
+
+def _is_zero(v: ir.Value) -> bool:
+    return constant_value(v) == 0

@@ -1,0 +1,73 @@
+"""Destination passing for compute functions: tensor results become memref out-params, the
+function returns an i32 status (0 = success).
+
+The runtime allocates each output with torch's allocator, sized from the symbol values, and passes
+it in; `bufferization.materialize_in_destination` (with empty-tensor elimination afterwards) makes the
+last producer write straight into it, so no copy is needed in the common case. Runs on
+linalg-on-tensors IR (after torch-mlir's backend pipeline), before bufferization.
+
+Before:
+  func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+    %0 = linalg.generic ... -> tensor<?xf32>
+    return %0 : tensor<?xf32>
+  }
+After:
+  func.func @main(%x: tensor<?xf32>, %out0: memref<?xf32>) -> i32 attributes {llvm.emit_c_interface} {
+    %0 = linalg.generic ... -> tensor<?xf32>
+    bufferization.materialize_in_destination %0 in restrict writable %out0 : (tensor<?xf32>, memref<?xf32>) -> ()
+    %c0_i32 = arith.constant 0 : i32
+    return %c0_i32 : i32
+  }
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith
+from torch_mlir.dialects import bufferization as buf
+from torch_mlir.dialects import func as func_d
+
+from mlir_sym.dialects import sym
+from mlir_sym.passes.registry import SymPass, located_error, register
+
+
+@register
+class ResultsToOutParams(SymPass):
+    """Turn tensor results into memref out-params and return an i32 status instead."""
+
+    name = "sym-results-to-out-params"
+
+    def run(self, op: ir.Operation) -> None:
+        for fn in list(op.regions[0].blocks[0].operations):
+            if fn.operation.name != "func.func" or sym.GUARD_FN_ATTR in fn.operation.attributes:
+                continue
+            if len(fn.regions[0].blocks) == 0:
+                continue
+            self._convert(fn)
+
+    def _convert(self, fn) -> None:
+        ftype = ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
+        results = list(ftype.results)
+        for t in results:
+            if not isinstance(t, ir.RankedTensorType):
+                raise located_error(fn.operation, f"result type {t} is not a ranked tensor; cannot pass it as an out-param")
+        memrefs = [ir.MemRefType.get(ir.RankedTensorType(t).shape, ir.RankedTensorType(t).element_type) for t in results]
+        entry = fn.regions[0].blocks[0]
+        out_args = [entry.add_argument(m, fn.location) for m in memrefs]
+        i32 = ir.IntegerType.get_signless(32)
+        for block in fn.regions[0].blocks:
+            term = block.operations[len(block.operations) - 1]
+            if term.operation.name != "func.return":
+                continue
+            with ir.InsertionPoint(term.operation), term.operation.location:
+                for value, dest in zip(term.operation.operands, out_args):
+                    buf.MaterializeInDestinationOp(None, value, dest, restrict=True, writable=True)
+                zero = arith.ConstantOp(i32, 0).result
+                func_d.ReturnOp([zero])
+            term.operation.erase()
+        if "arg_attrs" in fn.operation.attributes:  # keep one attribute dict per argument
+            old = list(ir.ArrayAttr(fn.operation.attributes["arg_attrs"]))
+            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(old + [ir.DictAttr.get({})] * len(memrefs))
+        fn.operation.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(list(ftype.inputs) + memrefs, [i32]))
+        fn.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        self.bump("results-converted", len(results))

@@ -1,0 +1,189 @@
+"""`F.scaled_dot_product_attention` as one node through AOTAutograd, expanded by us after it.
+
+Traced as it is, attention costs a fifth of capture: on CUDA PyTorch's fused kernels (flash,
+memory-efficient, cuDNN) are opaque to torch-mlir, so the backend traced the math form
+(`_scaled_dot_product_attention_math`: matmuls that decompose into expands, views and bmms, masks,
+safe softmax), and on the CPU `_scaled_dot_product_flash_attention_for_cpu`'s Python decomposition,
+each op through functionalization, fake tensors and symbolic shapes, twice per model layer.
+
+Instead:
+  `rewrite_sdpa_calls` (on Dynamo's graph, before AOTAutograd) replaces each call whose form we expand
+      exactly by the custom op `mlir_sym::attention`, which AOTAutograd traces as one node (its fake
+      kernel only makes the output). Its eager kernel is PyTorch's own SDPA, so the graph still runs
+      where it is not compiled (eager fallback, the artifact's guard-miss path).
+  `expand_attention` (on the aten graph, in the importer, before torch-mlir) writes each such node as
+      the core ops of the math form, computing their fake values directly (no tracing):
+          scores = bmm(collapse(q * scale), collapse(k)^T)      [B*H, L, S]
+          scores = view(scores, [B, H, L, S]) (+ float mask | masked_fill(~bool mask | ~causal, -inf))
+          p      = softmax(scores, -1)   (rows that are all -inf give 0, as PyTorch's safe softmax)
+          out    = view(bmm(collapse(p), collapse(v)), [B, H, L, Ev])
+      Dynamic views become exact collapse/expand shapes later (fx_rewrites.views_to_collapse_split);
+      the bmms are library calls on the GPU, the mask and softmax one fused kernel.
+
+Rewritten: q, k, v of float32 or float64 (for float16/bfloat16 PyTorch's math form computes in float32,
+which the expansion does not), of one rank >= 3 with the same (symbolic) batch dims, no dropout, no grouped-query
+broadcast, at most one of attn_mask / is_causal, scale None or a number, and nothing requiring grad.
+Any other call keeps PyTorch's own tracing.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import operator
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from mlir_sym.fx_rewrites import Emitter
+
+log = logging.getLogger("mlir_sym.compile")
+
+_LIB = "mlir_sym"
+
+
+def _layout(rank: int) -> tuple[int, ...]:
+    """The output's memory order: what PyTorch's fused kernels (flash for the CPU, flash and
+    memory-efficient on CUDA) return for [B, H, L, E]: a [B, L, H, E] buffer, so that user code doing
+    `o.transpose(1, 2).view(B, L, H * E)` traces as it runs eagerly; other ranks are contiguous."""
+    return (0, 2, 1, 3) if rank == 4 else tuple(range(rank))
+
+
+@torch.library.custom_op(f"{_LIB}::attention", mutates_args=())
+def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None,
+              is_causal: bool, scale: float | None) -> torch.Tensor:
+    """Eager: PyTorch's scaled_dot_product_attention (no dropout), in the layout of `_layout`."""
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=0.0,
+                                                           is_causal=is_causal, scale=scale)
+    want = torch.empty_permuted(out.shape, _layout(out.dim()), dtype=out.dtype, device=out.device)
+    if out.stride() == want.stride():
+        return out
+    return want.copy_(out)
+
+
+@attention.register_fake
+def _attention_fake(query, key, value, attn_mask, is_causal, scale):
+    shape = (*query.shape[:-1], value.shape[-1])
+    return torch.empty_permuted(shape, _layout(len(shape)), dtype=query.dtype, device=query.device)
+
+
+_SDPA = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
+_PARAMS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+
+def _val(a: Any) -> Any:
+    return a.meta.get("example_value", a.meta.get("val")) if isinstance(a, fx.Node) else a
+
+
+def _same_dims(a, b) -> bool:
+    """Whether two size lists are the same, symbol for symbol."""
+    return len(a) == len(b) and all(str(x) == str(y) for x, y in zip(a, b))
+
+
+def _why_not(bound: dict[str, Any]) -> str | None:
+    q, k, v, mask = (_val(bound[n]) for n in ("query", "key", "value", "attn_mask"))
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        return "q, k or v is not a tensor"
+    if any(t.requires_grad for t in (q, k, v)) or (isinstance(mask, torch.Tensor) and mask.requires_grad):
+        return "an input requires grad (the custom op has no backward)"
+    if q.dtype not in (torch.float32, torch.float64) or not (q.dtype == k.dtype == v.dtype):
+        return "not float32/float64 (PyTorch's math form computes half types in float32)"
+    if q.dim() < 3 or not (q.dim() == k.dim() == v.dim()):
+        return "ranks differ or are below 3"
+    if not (_same_dims(q.shape[:-2], k.shape[:-2]) and _same_dims(q.shape[:-2], v.shape[:-2])):
+        return "batch dims differ (broadcast or grouped-query)"
+    if str(k.shape[-2]) != str(v.shape[-2]) or str(q.shape[-1]) != str(k.shape[-1]):
+        return "key/value lengths or query/key head dims differ"
+    if bound["dropout_p"] not in (0, 0.0) or bound["enable_gqa"] not in (False, None):
+        return "dropout or enable_gqa"
+    if bound["is_causal"] not in (True, False):
+        return "is_causal is not a constant"
+    if bound["is_causal"] and bound["attn_mask"] is not None:
+        return "both attn_mask and is_causal"
+    if not (bound["scale"] is None or type(bound["scale"]) in (int, float)):
+        return "scale is not a constant"
+    if mask is not None and not (isinstance(mask, torch.Tensor) and mask.dim() <= q.dim()
+                                 and (mask.dtype == torch.bool or mask.dtype == q.dtype)):
+        return "attn_mask is not a bool or same-dtype tensor of rank <= q's"
+    return None
+
+
+def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
+    """Replace Dynamo-graph calls of scaled_dot_product_attention by mlir_sym::attention where the
+    expansion is exact (see the module doc); returns how many."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA:
+            continue
+        if len(node.args) > len(_PARAMS):
+            continue
+        bound = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
+        bound.update(zip(_PARAMS, node.args))
+        if any(k not in _PARAMS for k in node.kwargs):
+            continue
+        bound.update(node.kwargs)
+        why = _why_not(bound)
+        if why is not None:
+            log.debug("attention at %s keeps PyTorch's tracing: %s", node.meta.get("stack_trace", "?"), why)
+            continue
+        node.target = torch.ops.mlir_sym.attention.default
+        node.args = (bound["query"], bound["key"], bound["value"], bound["attn_mask"], bool(bound["is_causal"]),
+                     None if bound["scale"] is None else float(bound["scale"]))
+        node.kwargs = {}
+        count += 1
+    if count:
+        gm.recompile()
+    return count
+
+
+def expand_attention(graph: fx.Graph) -> int:
+    """Write each mlir_sym::attention node of an aten graph as core aten ops (see the module doc)."""
+    aten, prims = torch.ops.aten, torch.ops.prims
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.ops.mlir_sym.attention.default:
+            continue
+        q, k, v, mask, causal, scale = node.args
+        qv = _val(q)
+        e = Emitter(graph, node)
+        nb = qv.dim() - 2
+        head = qv.shape[-1]
+        if scale is None and isinstance(head, torch.SymInt):
+            # a float computed from a size: the importer makes it an input (_derive_float_scalars)
+            root = e.scalar(torch._sym_sqrt, e.size(q, nb + 1))
+            scale = e.scalar(operator.truediv, 1.0, root)
+        elif scale is None:
+            scale = 1.0 / math.sqrt(int(head))
+        batch = [e.size(q, d) for d in range(nb)]
+        length, kv_len = e.size(q, nb), e.size(k, nb)
+
+        def collapse(t: fx.Node) -> fx.Node:
+            return e(prims.collapse.default, t, 0, nb - 1) if nb > 1 else t
+
+        qs = e(aten.mul.Tensor, q, scale)
+        kt = e(aten.transpose.int, collapse(k), 1, 2)
+        scores = e(aten.bmm.default, collapse(qs), kt)
+        scores = e(aten.view.default, scores, [*batch, length, kv_len])
+        fully_masked = mask is not None  # rows may be all -inf: PyTorch's safe softmax gives them 0
+        if causal:
+            rows = e(aten.arange.default, length, dtype=torch.int64, device=qv.device)
+            cols = e(aten.arange.default, kv_len, dtype=torch.int64, device=qv.device)
+            later = e(aten.gt.Tensor, e(aten.unsqueeze.default, cols, 0), e(aten.unsqueeze.default, rows, 1))
+            scores = e(aten.masked_fill.Scalar, scores, later, float("-inf"))
+            fully_masked = False  # row i keeps column 0
+        elif mask is not None and _val(mask).dtype == torch.bool:
+            scores = e(aten.masked_fill.Scalar, scores, e(aten.logical_not.default, mask), float("-inf"))
+        elif mask is not None:
+            scores = e(aten.add.Tensor, scores, mask)
+        probs = e(aten._softmax.default, scores, -1, False)
+        if fully_masked:
+            is_inf = e(aten.eq.Scalar, scores, float("-inf"))
+            probs = e(aten.masked_fill.Scalar, probs, e(aten.all.dim, is_inf, -1, True), 0.0)
+        out = e(aten.bmm.default, collapse(probs), collapse(v))
+        if nb > 1:
+            out = e(aten.view.default, out, [*batch, length, e.size(v, nb + 1)])
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+        count += 1
+    return count
+

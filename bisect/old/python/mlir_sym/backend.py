@@ -1,0 +1,412 @@
+"""The `torch.compile` backend `mlir_sym` (registered through the `torch_dynamo_backends` entry point).
+
+Dynamo hands us a Torch-level FX graph with SymInt sizes; AOTAutograd (with torch-mlir's
+decompositions) turns it into an aten graph, which `capture.compile_graph` compiles into an artifact
+that serves every size in range. Artifacts are cached per graph (structure + symbolic input shapes +
+guards), so the same graph seen again (another frame, another module instance) is not recompiled.
+
+Dynamo settings for data-dependent sizes. Two of Dynamo's options decide whether code whose sizes
+depend on the data reaches a backend at all; mlir_sym compiles it when they are on, and does not turn
+them on itself:
+
+  torch._dynamo.config.capture_dynamic_output_shape_ops = True
+      nonzero, x[mask], masked_select, unique, unique_consecutive, repeat_interleave(repeats): ops
+      whose output size is data-dependent stay in the graph, their size an unbacked symbol (u0);
+  torch._dynamo.config.capture_scalar_outputs = True
+      .item() stays in the graph as an unbacked value (sizes taken from data: x[:n.item()],
+      torch.arange(n.item()); torch._check/_check_is_size on it become runtime asserts).
+
+  (or scoped: `with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True,
+  capture_scalar_outputs=True): ...`). Why they are needed: with Dynamo's defaults each such op is
+  a graph break, for every backend: Dynamo runs the op eagerly between compiled graphs (results stay
+  correct: test_datadep.py::test_without_dynamo_settings_graph_breaks). Why the backend cannot set them:
+  Dynamo reads them while tracing a frame, before it calls any backend, and a backend that changed
+  them on import would change them for every other backend in the process. With them on,
+  sym-mask-to-where turns masked code whose data-dependent size does not escape into `where`s, and
+  datadep.py compiles the rest in count/fill phases inside one artifact: no graph break, no
+  recompile, no eager fallback (on a GPU, reading the counts back is a synchronization per call).
+
+Config (`mlir_sym.backend.config`, or environment variables):
+  fallback_to_eager (MLIR_SYM_FALLBACK=1): a graph we cannot compile runs eagerly, with a warning
+      naming the op, instead of raising. Off by default: no silent fallbacks.
+  direct_calls (MLIR_SYM_DIRECT=0 turns it off): when AOTAutograd's runtime wrapper has nothing to
+      do for a graph (inference, no input mutation, no output aliasing an input or another output,
+      no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
+      calls the artifact directly (grad mode off around the call, as the wrapper would): the
+      wrapper costs about as much per call as our whole artifact on small inputs.
+  float_inputs (MLIR_SYM_FLOAT_INPUTS=graph|restart|off, default graph): float inputs AOTAutograd
+      is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps values Dynamo already
+      made constants) are specialized in Dynamo's graph under a guard ("graph": no restart), or
+      Dynamo is asked to restart before AOTAutograd traces ("restart"), or left to AOTAutograd's
+      pass, which restarts Dynamo after its trace ("off").
+  attention_op (MLIR_SYM_ATTENTION_OP=0 turns it off): scaled_dot_product_attention is traced as one
+      node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
+Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
+in the spirit of `TORCH_LOGS`.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+from torch._dynamo.backends.common import aot_autograd
+from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+from torch._dynamo.symbolic_convert import TensorifyState
+from torch._functorch.aot_autograd import make_boxed_func
+
+from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
+from mlir_sym.capture import UnsupportedOpError, compile_graph
+from mlir_sym.importer import UnsupportedGraph, find_shape_env
+from mlir_sym.pipelines import LoweringError
+from mlir_sym.runtime.artifact import Artifact, GuardMiss, SymAssertionError
+
+log = logging.getLogger("mlir_sym")
+
+
+@dataclass
+class Config:
+    fallback_to_eager: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_FALLBACK", "0") == "1")
+    # Also compile a variant specialized to the sizes seen while tracing (guarded by `s == hint`),
+    # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
+    specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
+    direct_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_DIRECT", "1") == "1")
+    # The float inputs AOTAutograd's tensorify pass would specialize (float_inputs.py): specialized
+    # in Dynamo's graph under guards ("graph"), by Dynamo's restart asked for before AOTAutograd
+    # traces ("restart"), or by the pass after a whole trace, which then restarts Dynamo ("off").
+    float_inputs: str = field(default_factory=lambda: os.environ.get("MLIR_SYM_FLOAT_INPUTS", "graph"))
+    # Trace scaled_dot_product_attention as one node (mlir_sym::attention, attention.py), expanded
+    # after AOTAutograd, instead of tracing PyTorch's decomposition of it op by op.
+    attention_op: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_OP", "1") == "1")
+
+
+config = Config()
+
+
+@dataclass
+class Stats:
+    """Process-wide counters (tests assert on them: e.g. one compilation for many sizes)."""
+
+    compiles: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    guard_misses: int = 0
+    calls: int = 0
+    direct_graphs: int = 0  # graphs Dynamo calls without AOTAutograd's runtime wrapper
+    artifact_cache_hits: int = 0  # graphs loaded from the disk (artifact_cache.py): nothing traced or compiled
+    artifact_cache_stores: int = 0
+    artifact_cache_restarts: int = 0  # Dynamo restarts replayed from the disk (float specializations)
+    early_restarts: int = 0  # Dynamo restarts asked for before AOTAutograd traced (float_inputs.py)
+    floats_in_graph: int = 0  # float inputs specialized in Dynamo's graph instead of a restart
+    attention_ops: int = 0  # scaled_dot_product_attention calls traced as mlir_sym::attention
+
+    def reset(self) -> None:
+        self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
+        self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
+        self.early_restarts = self.floats_in_graph = self.attention_ops = 0
+
+
+stats = Stats()
+_CACHE: dict[str, Artifact] = {}
+
+
+def _setup_logging() -> None:
+    spec = os.environ.get("MLIR_SYM_LOGS", "")
+    if not spec:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        level = logging.DEBUG if item.startswith("+") else logging.INFO
+        name = item.lstrip("+")
+        logger = logging.getLogger("mlir_sym" if name in ("all", "mlir_sym") else f"mlir_sym.{name}")
+        logger.setLevel(level)
+        if not logger.handlers:
+            logger.addHandler(handler)
+            logger.propagate = False  # one line per record, even where torch configured the root logger
+
+
+_setup_logging()
+
+
+def graph_key(gm: fx.GraphModule) -> str:
+    """Structure + symbolic input metadata + the ShapeEnv facts the artifact depends on."""
+    h = hashlib.sha256(gm.code.encode())
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            v = n.meta.get("val")
+            if isinstance(v, torch.Tensor):
+                h.update(f"{n.name}:{v.dtype}:{tuple(str(s) for s in v.shape)}:{v.device}".encode())
+            else:
+                h.update(f"{n.name}:{v}".encode())
+    se = find_shape_env(gm)
+    if se is not None:
+        h.update(str(sorted((str(k), str(v)) for k, v in se.var_to_range.items())).encode())
+        h.update(str([str(g.expr) for g in se.guards]).encode())
+    return h.hexdigest()
+
+
+def _decompositions() -> dict:
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    return get_decomposition_table()
+
+
+def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+    key = graph_key(gm)
+    art = _CACHE.get(key)
+    if art is not None:
+        stats.cache_hits += 1
+        log.info("cache hit for graph %s", key[:12])
+    else:
+        try:
+            with timing.phase("backend-compile"), timing.gc_paused():
+                art, _, cstats = datadep.compile_graph(gm, _compiler(example_inputs),
+                                                       specialize_hints=config.specialize_hints)
+        except (UnsupportedOpError, UnsupportedGraph, LoweringError) as e:
+            if not config.fallback_to_eager:
+                raise
+            stats.fallbacks += 1
+            log.warning("mlir_sym: running this graph eagerly (fallback_to_eager is on): %s", str(e).splitlines()[0])
+            return make_boxed_func(gm)
+        stats.compiles += 1
+        _CACHE[key] = art
+    return _runner(art, gm)
+
+
+def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
+    def run(args: list) -> list:
+        stats.calls += 1
+        try:
+            return art(args)
+        except GuardMiss as miss:
+            # Dynamo's own guards admitted these inputs, so the aten graph is valid for them; this
+            # artifact's narrower assumptions are not. Issue #3 adds variants; until then run the graph.
+            stats.guard_misses += 1
+            log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
+            return list(gm(*args))
+        except SymAssertionError as e:  # a check named with eager's exception type raises that type
+            if "IndexError: " in str(e) or any(m in str(e) for m in _INDEX_CHECKS):
+                raise CompiledIndexError(str(e)) from None
+            raise
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    run.artifact = art  # type: ignore[attr-defined]
+    return run
+
+
+class CompiledIndexError(IndexError, SymAssertionError):
+    """A compiled check that eager PyTorch reports as an IndexError (e.g. a mask of the wrong shape): its
+    message starts with `IndexError: ` (sym-mask-to-where writes them so), or is one of torch-mlir's
+    index bounds checks (`_INDEX_CHECKS`: gathers, embeddings). Also a RuntimeError (SymAssertionError),
+    which is what eager's index_select along a later dim raises."""
+
+
+# torch-mlir's per-element index bounds checks (its embedding and gather lowerings)
+_INDEX_CHECKS = ("index must be smaller than dim size", "index must be larger or equal to 0")
+
+
+def _check_devices(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+    devices = {t.device.type for t in tensors}
+    if devices == {"cpu", "cuda"} and all(t.dim() == 0 for t in tensors if t.device.type == "cpu"):
+        devices = {"cuda"}  # CPU scalars beside CUDA tensors, as eager allows: the GPU runtime moves them
+    if len(devices) > 1:
+        shapes = [f"{t.device.type}{list(t.shape)}" for t in tensors]
+        raise RuntimeError(f"mlir_sym: inputs on mixed devices {sorted(devices)}; move them to one device "
+                           f"(inputs: {', '.join(shapes)})")
+    other = devices - {"cpu", "cuda"}
+    if other:
+        raise RuntimeError(f"mlir_sym: device '{other.pop()}' is not supported by this build (CPU and CUDA only)")
+
+
+def _compiler(example_inputs: Sequence[Any]) -> Callable:
+    """capture.compile_graph for CPU inputs, gpu_compile.compile_graph for CUDA inputs."""
+    if any(isinstance(t, torch.Tensor) and t.device.type == "cuda" for t in example_inputs):
+        from mlir_sym.gpu_compile import compile_graph as compile_cuda
+
+        return compile_cuda
+    return compile_graph
+
+
+def attention_math(example_inputs: Sequence[Any]):
+    """On CUDA, trace scaled_dot_product_attention in its math form (matmul, softmax, matmul), which we
+    fuse and lower, instead of the fused kernel PyTorch would pick (flash, memory-efficient or cuDNN
+    attention: opaque ops torch-mlir cannot lower). The CPU keeps its flash-for-CPU op, which
+    torch-mlir's decompositions already turn into the math form."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cuda = any(isinstance(a, torch.Tensor) and a.device.type == "cuda" for a in example_inputs)
+    return sdpa_kernel([SDPBackend.MATH]) if cuda else contextlib.nullcontext()
+
+
+def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str | None:
+    """Why AOTAutograd's inference runtime wrapper does work for a graph with this metadata
+    (`ViewAndMutationMeta`), or None when it only calls the compiled graph with grad mode off."""
+    from torch._functorch._aot_autograd.schemas import OutputType
+
+    if meta is None:
+        return "no AOTAutograd metadata"
+    if n_graph_inputs != n_dynamo_inputs:
+        return f"{n_graph_inputs} graph inputs for {n_dynamo_inputs} Dynamo inputs (deduplicated, lifted or added)"
+    if any(i.mutates_data or i.mutates_metadata for i in meta.input_info):
+        return "an input is mutated"
+    if any(o.output_type != OutputType.non_alias for o in meta.output_info) or meta.num_intermediate_bases:
+        return "an output aliases an input or another output"
+    if any(not isinstance(m, int) and type(m).__name__ != "PlainTensorMeta" for m in meta.subclass_inp_meta or ()):
+        return "a tensor subclass input"
+    if meta.tokens or getattr(meta, "is_rng_op_functionalized", False) or getattr(meta, "num_graphsafe_rng_states", 0):
+        return "effect tokens or RNG state"
+    if getattr(meta, "grad_enabled_mutation", None) is not None:
+        return "the graph changes grad mode"
+    if torch._C._is_any_autocast_enabled():
+        return "autocast is on"
+    return None
+
+
+def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sink: list, n_dynamo_inputs: int) -> Callable:
+    """The inference compiler: as _compile_aten, and records in `sink` the runner Dynamo may call
+    directly (see Config.direct_calls) when the runtime wrapper would do nothing."""
+    run = _compile_aten(gm, example_inputs)
+    ctx = torch._guards.TracingContext.try_get()
+    meta = getattr(ctx, "fw_metadata", None)
+    why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
+    if why is None and getattr(run, "artifact", None) is not None:
+        sink.append((run, [(i, set(o.dynamic_dims)) for i, o in enumerate(meta.output_info) if o.dynamic_dims]))
+    elif why is not None:
+        log.debug("AOTAutograd's runtime wrapper stays: %s", why)
+    return run
+
+
+def _dynamic_dims_marker() -> Callable[[torch.Tensor, set[int]], None]:
+    """How this torch's AOTAutograd wrapper marks an output's dynamic dims for Dynamo: newer versions
+    have `mark_dynamo_propagated_dynamic_indices`; older ones (torch 2.11 on the H100) set
+    `_dynamo_weak_dynamic_indices` themselves."""
+    from torch._functorch._aot_autograd import runtime_wrappers
+
+    fn = getattr(runtime_wrappers, "mark_dynamo_propagated_dynamic_indices", None)
+    if fn is not None:
+        return fn
+
+    def mark(t: torch.Tensor, dims: set[int]) -> None:
+        if hasattr(t, "_dynamo_weak_dynamic_indices"):
+            t._dynamo_weak_dynamic_indices |= dims
+        else:
+            t._dynamo_weak_dynamic_indices = dims.copy()
+
+    return mark
+
+
+def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable:
+    """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
+    and the outputs' dynamic dims marked for the frames that consume them."""
+    mark = _dynamic_dims_marker()
+    set_grad = torch._C._set_grad_enabled
+
+    def call(*args: Any) -> list:
+        if torch.is_grad_enabled():
+            set_grad(False)
+            try:
+                outs = run(list(args))
+            finally:
+                set_grad(True)
+        else:
+            outs = run(list(args))
+        for i, dims in dynamic_dims:
+            if isinstance(outs[i], torch.Tensor):
+                mark(outs[i], dims)
+        return outs
+
+    call.artifact = run.artifact  # type: ignore[attr-defined]
+    return call
+
+
+def prepare_floats(gm: fx.GraphModule, shape_env) -> None:
+    """The float inputs AOTAutograd would specialize, specialized now in Dynamo's graph under guards,
+    or Dynamo's restart asked for at once (float_inputs.py, `config.float_inputs`). A second call
+    finds nothing left to do."""
+    if config.float_inputs not in ("graph", "restart", "off"):
+        raise ValueError(f"mlir_sym: float_inputs must be graph, restart or off, not {config.float_inputs!r}")
+    if config.float_inputs == "graph":
+        stats.floats_in_graph += len(float_inputs.specialize_in_graph(gm, shape_env))
+    if config.float_inputs != "off":  # what could not be specialized in the graph
+        try:
+            float_inputs.restart_early(gm, shape_env)
+        except TensorifyScalarRestartAnalysis:
+            stats.early_restarts += 1
+            raise
+
+
+def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
+    """What the backend does to Dynamo's graph before AOTAutograd traces it: the float inputs
+    (`prepare_floats`), and attention made one node (attention.py)."""
+    prepare_floats(gm, shape_env)
+    if config.attention_op:
+        stats.attention_ops += attention.rewrite_sdpa_calls(gm)
+
+
+def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
+    """The Dynamo backend: AOTAutograd with torch-mlir's decompositions, our compiler for each graph;
+    or, for a graph compiled before (this process or another), the artifact from the disk cache."""
+    _check_devices(gm, example_inputs)
+    shape_env = artifact_cache.shape_env_of(gm, example_inputs)
+    if shape_env is not None:
+        prepare_floats(gm, shape_env)  # before the cache: a graph loaded from it needs the same guards
+    cache_key = mark = None
+    if config.direct_calls and not config.specialize_hints and artifact_cache.enabled():
+        why = artifact_cache.why_not_cacheable(gm, shape_env)
+        if why is None:
+            with timing.phase("artifact-cache-key"):
+                cache_key = artifact_cache.key(gm, example_inputs, shape_env, {"direct": True})
+            device = next((t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type == "cuda"), None)
+            try:
+                with timing.gc_paused():
+                    hit = artifact_cache.try_load(cache_key, shape_env, device)
+            except TensorifyScalarRestartAnalysis:  # replayed: Dynamo retraces with floats specialized
+                stats.artifact_cache_restarts += 1
+                raise
+            if hit is not None:
+                art, dims = hit
+                stats.artifact_cache_hits += 1
+                stats.direct_graphs += 1
+                return _direct(_runner(art, gm), dims)
+            mark = artifact_cache.Mark(shape_env)
+        else:
+            log.debug("artifact cache not used: %s", why)
+    sink: list = []
+    lifted = any(True for _ in gm.parameters()) or any(True for _ in gm.buffers())  # AOTAutograd prepends them
+    backend = aot_autograd(
+        fw_compiler=_compile_aten,
+        bw_compiler=_compile_aten,
+        inference_compiler=functools.partial(_compile_inference, sink=sink, n_dynamo_inputs=len(example_inputs)),
+        decompositions=_decompositions(),
+        keep_inference_input_mutations=False,
+    )
+    specialized = set(TensorifyState.force_specializations)
+    try:
+        prepare_for_aot(gm, shape_env)
+        with attention_math(example_inputs):  # AOTAutograd traces here
+            compiled = backend(gm, example_inputs, **kwargs)
+    except TensorifyScalarRestartAnalysis:
+        # AOTAutograd asks Dynamo to retrace with some float inputs specialized: remember it, so that
+        # the next process asks at once instead of tracing this graph again
+        if cache_key is not None:
+            artifact_cache.store_restart(cache_key, sorted(TensorifyState.force_specializations - specialized))
+        raise
+    if config.direct_calls and len(sink) == 1 and not lifted:
+        stats.direct_graphs += 1
+        run, dims = sink[0]
+        art = run.artifact
+        if mark is not None and isinstance(art, Artifact) and art.plan is not None:
+            stats.artifact_cache_stores += artifact_cache.store(cache_key, art, art.plan, dims, mark.added_guards())
+        return _direct(run, dims)
+    return compiled

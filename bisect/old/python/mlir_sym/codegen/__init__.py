@@ -1,0 +1,1 @@
+"""Code generation outside MLIR proper (PTX through llvmlite)."""

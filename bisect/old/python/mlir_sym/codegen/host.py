@@ -1,0 +1,480 @@
+"""The host side of a GPU compute function, as Python: one generated function per artifact.
+
+After `sym-lower-to-nvvm` the compute function holds only host work around its `gpu.launch_func`s:
+index arithmetic on sizes, `memref.dim`, `memref.alloc` (intermediate buffers), views, `memref.copy`,
+library calls (`@__sym_matmul*`: cuBLAS through torch), status branches and the return. Instead of
+lowering that to LLVM and calling back into Python for every launch, it is translated once into Python
+source (`HostCodegen.build`), where SSA values are locals, memrefs are torch tensors (views are
+`as_strided`/`view`), allocations come from torch's caching allocator, and a launch is one call of the
+runtime's kernel object with grid/block sizes computed from the symbol values of this call.
+
+The generated function takes the compute function's arguments (tensors, scalars, then the output
+tensors) and returns its i32 status. The runtime object it calls (`rt`) provides `launch(k, ...)`,
+`empty(shape, dtype)`, `matmul(...)`, `read(t, idx)` (a device value the host needs, e.g. a count an
+assert checks: a synchronizing read); see runtime/cuda.py.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch_mlir import ir
+
+
+class HostCodegenError(RuntimeError):
+    """The host function holds an op the GPU runtime cannot run on the host."""
+
+
+# memref element type -> torch dtype name (as written into the generated source).
+ELEMENT_DTYPES = {
+    "f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
+    "i32": "int32", "i16": "int16", "i8": "int8", "ui8": "uint8", "i1": "bool",
+}
+
+_INT_BIN = {
+    "arith.addi": "({a} + {b})", "arith.subi": "({a} - {b})", "arith.muli": "({a} * {b})",
+    "arith.divui": "({a} // {b})", "arith.remui": "({a} % {b})",
+    "arith.floordivsi": "({a} // {b})", "arith.ceildivui": "(-((-{a}) // {b}))",
+    "arith.ceildivsi": "(-((-{a}) // {b}))", "arith.maxsi": "max({a}, {b})", "arith.minsi": "min({a}, {b})",
+    "arith.maxui": "max({a}, {b})", "arith.minui": "min({a}, {b})", "arith.andi": "({a} & {b})",
+    "arith.ori": "({a} | {b})", "arith.xori": "({a} ^ {b})", "arith.shli": "({a} << {b})",
+    "arith.shrsi": "({a} >> {b})", "arith.shrui": "({a} >> {b})",
+    "arith.addf": "({a} + {b})", "arith.subf": "({a} - {b})", "arith.mulf": "({a} * {b})",
+    "arith.divf": "rt.fdiv({a}, {b})", "arith.maximumf": "max({a}, {b})", "arith.minimumf": "min({a}, {b})",
+    "arith.maxnumf": "max({a}, {b})", "arith.minnumf": "min({a}, {b})",
+}
+_CAST = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci",
+         "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf", "arith.truncf",
+         "memref.cast", "arith.bitcast"}
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+# arith.cmpf predicates: 0 false, 1 oeq, 2 ogt, 3 oge, 4 olt, 5 ole, 6 one, 7 ord, 8 ueq, 9 ugt, 10 uge,
+# 11 ult, 12 ule, 13 une, 14 uno, 15 true (NaN handling is approximate on the host; sizes never need it).
+_CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}
+
+
+_MATH = {
+    "math.ceil": "float(math.ceil({0}))", "math.floor": "float(math.floor({0}))", "math.sqrt": "math.sqrt({0})",
+    "math.rsqrt": "(1.0 / math.sqrt({0}))", "math.exp": "math.exp({0})", "math.log": "math.log({0})",
+    "math.absf": "abs({0})", "math.absi": "abs({0})", "math.tanh": "math.tanh({0})",
+    "math.powf": "math.pow({0}, {1})", "math.round": "float(rt.round_half_away({0}))",
+    "math.roundeven": "float(round({0}))", "math.trunc": "float(math.trunc({0}))",
+    "math.copysign": "math.copysign({0}, {1})", "math.log2": "math.log2({0})", "math.exp2": "(2.0 ** {0})",
+}
+HOST_BUFFER_ATTR = "sym.host_buffer"
+
+
+def _defined_by_host_buffer(v: ir.Value) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation if hasattr(owner, "operation") else owner
+    return op.name in ("memref.alloc", "memref.alloca") and HOST_BUFFER_ATTR in op.attributes
+
+
+@dataclass
+class KernelParam:
+    kind: str  # "memref" | "index" | "i64" | "i32" | "i16" | "i8" | "i1" | "f32" | "f64" | "f16" | "bf16"
+    rank: int = 0
+
+
+@dataclass
+class LaunchSite:
+    kernel: str  # symbol name of the kernel function (its PTX .entry name)
+    params: list[KernelParam] = field(default_factory=list)
+
+
+@dataclass
+class HostProgram:
+    source: str
+    kernels: dict[str, list[KernelParam]]  # kernel name -> parameter plan (one per launch operand)
+    launches: int  # static number of launch sites
+    library_calls: int
+    # constant buffers (memref.global) the program reads, as `C_<name>`: name -> {"dtype", "shape",
+    # "values" (flat list)}; the runtime puts each on the device once
+    constants: dict[str, dict] = field(default_factory=dict)
+
+
+def _type_kind(t: ir.Type) -> KernelParam:
+    if isinstance(t, ir.MemRefType):
+        return KernelParam("memref", ir.MemRefType(t).rank)
+    s = str(t)
+    if s == "index":
+        return KernelParam("index")
+    if s in ("i64", "i32", "i16", "i8", "i1", "f32", "f64", "f16", "bf16"):
+        return KernelParam(s)
+    raise HostCodegenError(f"kernel argument of type {s} is not supported by the GPU runtime")
+
+
+def _dtype_of(t: ir.Type) -> str:
+    et = str(ir.ShapedType(t).element_type)
+    if et not in ELEMENT_DTYPES:
+        raise HostCodegenError(f"buffers of element type {et} are not supported by the GPU runtime")
+    return ELEMENT_DTYPES[et]
+
+
+class HostCodegen:
+    """Translate one host function (func.func after sym-lower-to-nvvm) to Python source."""
+
+    def __init__(self, fn: ir.Operation) -> None:
+        self.fn = fn.operation
+        self.names: dict[Any, str] = {}
+        self.lines: list[str] = []
+        self.kernels: dict[str, list[KernelParam]] = {}
+        self.launches = 0
+        self.library_calls = 0
+        self.constants: dict[str, dict] = {}
+        self._n = 0
+
+    # -- values ------------------------------------------------------------------------------
+    def _new(self, v: ir.Value) -> str:
+        name = f"v{self._n}"
+        self._n += 1
+        self.names[_key(v)] = name
+        return name
+
+    def _ref(self, v: ir.Value) -> str:
+        k = _key(v)
+        if k not in self.names:
+            raise HostCodegenError(f"value {v.get_name()} is used before the host defines it")
+        return self.names[k]
+
+    # -- entry -------------------------------------------------------------------------------
+    def build(self, fname: str = "host") -> HostProgram:
+        region = self.fn.regions[0]
+        blocks = list(region.blocks)
+        entry = blocks[0]
+        args = [self._new(a) for a in entry.arguments]
+        # block arguments of other blocks: variables assigned by the branches into them
+        for b in blocks[1:]:
+            for a in b.arguments:
+                self._new(a)
+        self.block_ids = {_bkey(b): i for i, b in enumerate(blocks)}
+        out = [f"def {fname}({', '.join(args)}):"]
+        if len(blocks) == 1:
+            self.lines = []
+            self._block(entry, indent="    ")
+            out += self.lines
+        else:
+            out.append("    _b = 0")
+            out.append("    while True:")
+            for i, b in enumerate(blocks):
+                self.lines = []
+                self._block(b, indent="            ")
+                out.append(f"        {'if' if i == 0 else 'elif'} _b == {i}:")
+                out += self.lines
+            out.append("        else:")
+            out.append("            raise RuntimeError('bad block')")
+        src = "\n".join(out) + "\n"
+        return HostProgram(src, self.kernels, self.launches, self.library_calls, self.constants)
+
+    def _constant(self, op: ir.Operation) -> str:
+        """Record the value of the memref.global that `op` reads; its name."""
+        gname = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        if gname in self.constants:
+            return gname
+        module = self.fn.parent
+        module = module.operation if hasattr(module, "operation") else module
+        glob = next((o.operation for o in module.regions[0].blocks[0].operations
+                     if o.operation.name == "memref.global"
+                     and ir.StringAttr(o.operation.attributes["sym_name"]).value == gname), None)
+        if glob is None or "initial_value" not in glob.attributes or "constant" not in glob.attributes:
+            raise HostCodegenError(f"memref.global @{gname} is not a constant with a value")
+        t = ir.MemRefType(ir.TypeAttr(glob.attributes["type"]).value)
+        attr = glob.attributes["initial_value"]
+        et = str(t.element_type)
+        if et not in ELEMENT_DTYPES:
+            raise HostCodegenError(f"constant @{gname} of element type {et} is not supported by the GPU runtime")
+        n = 1
+        for d in t.shape:
+            n *= d
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            v = dense.get_splat_value()
+            one = ir.FloatAttr(v).value if isinstance(v, ir.FloatAttr) or et.startswith(("f", "bf")) else ir.IntegerAttr(v).value
+            values = [one] * n
+        else:
+            import numpy as np
+
+            cls = ir.DenseFPElementsAttr if et.startswith(("f", "bf")) else ir.DenseIntElementsAttr
+            values = np.array(cls(attr)).reshape(-1).tolist()
+        if et == "i1":
+            values = [bool(x) for x in values]
+        self.constants[gname] = {"dtype": ELEMENT_DTYPES[et], "shape": list(t.shape), "values": values}
+        return gname
+
+    def _emit(self, indent: str, line: str) -> None:
+        self.lines.append(indent + line)
+
+    def _block(self, block: ir.Block, indent: str) -> None:
+        for child in block.operations:
+            self._op(child.operation, indent)
+
+    def _branch(self, indent: str, dest: ir.Block, operands: list[ir.Value]) -> None:
+        for a, v in zip(dest.arguments, operands):
+            self._emit(indent, f"{self.names[_key(a)]} = {self._ref(v)}")
+        self._emit(indent, f"_b = {self.block_ids[_bkey(dest)]}")
+        self._emit(indent, "continue")
+
+    # -- ops ---------------------------------------------------------------------------------
+    def _op(self, op: ir.Operation, ind: str) -> None:  # noqa: C901 - one dispatch table
+        name = op.name
+        ops = list(op.operands)
+        r = lambda i: self._ref(ops[i])  # noqa: E731
+        if name == "arith.constant":
+            self._emit(ind, f"{self._new(op.result)} = {_const_literal(op)}")
+        elif name in _INT_BIN:
+            self._emit(ind, f"{self._new(op.result)} = " + _INT_BIN[name].format(a=r(0), b=r(1)))
+        elif name in ("arith.divsi", "arith.remsi"):
+            fn = "rt.divsi" if name == "arith.divsi" else "rt.remsi"
+            self._emit(ind, f"{self._new(op.result)} = {fn}({r(0)}, {r(1)})")
+        elif name in _CAST:
+            self._emit(ind, f"{self._new(op.result)} = {_cast_expr(op, r(0))}")
+        elif name == "arith.negf":
+            self._emit(ind, f"{self._new(op.result)} = -{r(0)}")
+        elif name == "arith.cmpi":
+            pred = ir.IntegerAttr(op.attributes["predicate"]).value
+            self._emit(ind, f"{self._new(op.result)} = ({r(0)} {_CMPI[pred]} {r(1)})")
+        elif name == "arith.cmpf":
+            pred = ir.IntegerAttr(op.attributes["predicate"]).value
+            expr = "False" if pred == 0 else "True" if pred == 15 else f"({r(0)} {_CMPF[pred]} {r(1)})"
+            self._emit(ind, f"{self._new(op.result)} = {expr}")
+        elif name == "arith.select":
+            self._emit(ind, f"{self._new(op.result)} = ({r(1)} if {r(0)} else {r(2)})")
+        elif name == "ub.poison":
+            self._emit(ind, f"{self._new(op.result)} = 0")
+        elif name == "memref.dim":
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}.shape[{r(1)}]")
+        elif name in ("memref.alloc", "memref.alloca") and HOST_BUFFER_ATTR in op.attributes:
+            n = ir.MemRefType(op.result.type).shape[0]
+            self._emit(ind, f"{self._new(op.result)} = [0] * {n}")
+        elif name in ("memref.alloc", "memref.alloca"):
+            self._alloc(op, ind)
+        elif name == "memref.store" and _defined_by_host_buffer(ops[1]):
+            self._emit(ind, f"{r(1)}[{r(2)}] = {r(0)}")
+        elif name == "memref.load" and _defined_by_host_buffer(ops[0]):
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}[{r(1)}]")
+        elif name == "memref.load":  # a device result the host needs (sym-gpu-map-parallel): read back
+            idx = ", ".join(self._ref(v) for v in ops[1:])
+            self._emit(ind, f"{self._new(op.result)} = rt.read({r(0)}, ({idx}{',' if len(ops) == 2 else ''}))")
+        elif name == "memref.reshape":
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}.view(tuple({r(1)}))")
+        elif name in _MATH:
+            self._emit(ind, f"{self._new(op.result)} = " + _MATH[name].format(*[self._ref(v) for v in ops]))
+        elif name == "memref.dealloc":
+            pass  # torch's allocator frees the buffer when the last reference goes
+        elif name == "memref.copy":
+            self._emit(ind, f"{r(1)}.copy_({r(0)})")
+        elif name == "memref.subview":
+            self._subview(op, ind)
+        elif name in ("memref.expand_shape", "memref.collapse_shape"):
+            shape = self._result_shape(op, [self._ref(v) for v in ops[1:]] if name == "memref.expand_shape" else None,
+                                       src=r(0), collapse=name == "memref.collapse_shape")
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}.view({shape})")
+        elif name == "memref.get_global":
+            self._emit(ind, f"{self._new(op.result)} = C_{_ident(self._constant(op))}")
+        elif name == "memref.transpose":
+            perm = [ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(op.attributes["permutation"]).value.results]
+            self._emit(ind, f"{self._new(op.result)} = {r(0)}.permute({perm})")
+        elif name == "memref.reinterpret_cast":
+            self._reinterpret(op, ind)
+        elif name == "gpu.launch_func":
+            self._launch(op, ind)
+        elif name == "func.call":
+            self._call(op, ind)
+        elif name == "func.return":
+            self._emit(ind, f"return {r(0)}" if ops else "return 0")
+        elif name == "cf.br":
+            self._branch(ind, op.successors[0], ops)
+        elif name == "cf.cond_br":
+            t, f = op.successors[0], op.successors[1]
+            cb = op.opview
+            self._emit(ind, f"if {r(0)}:")
+            self._branch(ind + "    ", t, list(cb.trueDestOperands))
+            self._emit(ind, "else:")
+            self._branch(ind + "    ", f, list(cb.falseDestOperands))
+        else:
+            raise HostCodegenError(
+                f"op '{name}' at {op.location} remains on the host: the GPU runtime cannot run it "
+                "(it should have been mapped into a kernel)")
+
+    def _alloc(self, op: ir.Operation, ind: str) -> None:
+        t = ir.MemRefType(op.result.type)
+        dyn = iter(self._ref(v) for v in op.operands)
+        shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else str(d) for d in t.shape]
+        self._emit(ind, f"{self._new(op.result)} = rt.empty(({', '.join(shape)}{',' if len(shape) == 1 else ''}), "
+                        f"rt.{_dtype_of(t)})")
+
+    def _result_shape(self, op, dyn_names, src: str, collapse: bool) -> str:
+        t = ir.MemRefType(op.result.type)
+        if not collapse:
+            # expand_shape's output_shape operands give every dynamic size; static ones are in the type
+            static = list(ir.DenseI64ArrayAttr(op.attributes["static_output_shape"]))
+            it = iter(dyn_names or [])
+            parts = [next(it) if s == ir.ShapedType.get_dynamic_size() else str(s) for s in static]
+        else:
+            groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+            parts = []
+            for g, d in zip(groups, t.shape):
+                if d != ir.ShapedType.get_dynamic_size():
+                    parts.append(str(d))
+                else:
+                    parts.append(" * ".join(f"{src}.shape[{i}]" for i in g) or "1")
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    def _mixed(self, op, static_attr: str, dyn_values: list) -> list[str]:
+        static = list(ir.DenseI64ArrayAttr(op.attributes[static_attr]))
+        it = iter(dyn_values)
+        out = []
+        for s in static:
+            if s == ir.ShapedType.get_dynamic_size() or s == -(2 ** 63):
+                out.append(self._ref(next(it)))
+            else:
+                out.append(str(s))
+        return out
+
+    def _subview(self, op: ir.Operation, ind: str) -> None:
+        v = op.opview
+        src = self._ref(v.source)
+        offs = self._mixed(op, "static_offsets", list(v.offsets))
+        sizes = self._mixed(op, "static_sizes", list(v.sizes))
+        strides = self._mixed(op, "static_strides", list(v.strides))
+        res = ir.MemRefType(op.result.type)
+        keep = _kept_dims(sizes, list(res.shape), op)
+        self._emit(ind, f"{self._new(op.result)} = rt.subview({src}, [{', '.join(offs)}], [{', '.join(sizes)}], "
+                        f"[{', '.join(strides)}], {keep!r})")
+
+    def _reinterpret(self, op: ir.Operation, ind: str) -> None:
+        v = op.opview
+        src = self._ref(v.source)
+        offs = self._mixed(op, "static_offsets", list(v.offsets))
+        sizes = self._mixed(op, "static_sizes", list(v.sizes))
+        strides = self._mixed(op, "static_strides", list(v.strides))
+        self._emit(ind, f"{self._new(op.result)} = {src}.as_strided([{', '.join(sizes)}], [{', '.join(strides)}], {offs[0]})")
+
+    def _launch(self, op: ir.Operation, ind: str) -> None:
+        kattr = str(op.attributes["kernel"])  # @module::@kernel
+        kname = kattr.split("::")[-1].lstrip("@")
+        lf = op.opview
+        grid = [self._ref(v) for v in (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ)]
+        block = [self._ref(v) for v in (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ)]
+        if getattr(lf, "clusterSizeX", None) is not None:
+            raise HostCodegenError(f"kernel {kname}: thread-block clusters are not supported")
+        shm = self._ref(lf.dynamicSharedMemorySize) if lf.dynamicSharedMemorySize is not None else "0"
+        kops = list(lf.kernelOperands)
+        params = [_type_kind(v.type) for v in kops]
+        prev = self.kernels.setdefault(kname, params)
+        if prev != params:
+            raise HostCodegenError(f"kernel {kname} launched with two different argument lists")
+        args = []
+        for v, p in zip(kops, params):
+            n = self._ref(v)
+            if p.kind == "memref":
+                args.append(f"*rt.desc({n})" if p.rank else f"*rt.desc0({n})")
+            elif p.kind == "bf16":  # no struct code for bfloat16: its bits as a 16-bit integer
+                args.append(f"rt.bf16_bits({n})")
+            else:
+                args.append(n)
+        self.launches += 1
+        self._emit(ind, f"rt.launch(K_{_ident(kname)}, {', '.join(grid)}, {', '.join(block)}, {shm}, "
+                        f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
+
+    def _call(self, op: ir.Operation, ind: str) -> None:
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        args = [self._ref(v) for v in op.operands]
+        if callee.startswith("__sym_einsum_"):  # __sym_einsum[_init]_<a>_<b>_<out>_<n>
+            parts = callee[len("__sym_einsum_"):].split("_")
+            init = parts[0] == "init"
+            a, b, out = parts[1:4] if init else parts[0:3]
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_einsum({init}, '{a},{b}->{out}', {', '.join(args)})")
+            return
+        if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>
+            _, combine, inc, dim, _ = callee[len("__sym_"):].split("_")
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_scan({combine!r}, {inc == 'inc'}, {int(dim[1:])}, {', '.join(args)})")
+            return
+        if callee.startswith("__sym_scatter_"):  # __sym_scatter_<set|add>_m<d0xd1...>_<n>
+            _, combine, dims, _ = callee[len("__sym_"):].split("_")
+            dim_map = tuple(int(d) for d in dims[1:].split("x"))
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_scatter({combine == 'add'}, {dim_map!r}, {', '.join(args)})")
+            return
+        if callee.startswith("__sym_sort_"):  # __sym_sort_<asc|desc>_d<dim>_<n>
+            _, direction, dim, _ = callee[len("__sym_"):].split("_")
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_sort({direction == 'desc'}, {int(dim[1:])}, {', '.join(args)})")
+            return
+        if callee.startswith("__sym_"):
+            kind = callee[len("__sym_"):].rsplit("_", 1)[0]
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_{kind}({', '.join(args)})")
+            for res in op.results:
+                self._new(res)
+            return
+        raise HostCodegenError(f"call of '{callee}' on the host is not supported by the GPU runtime")
+
+
+def _kept_dims(sizes: list[str], res_shape: list[int], op) -> list[int] | None:
+    """For a rank-reducing subview: which source dims the result keeps (None when it keeps all)."""
+    if len(res_shape) == len(sizes):
+        return None
+    keep, j = [], 0
+    drop = len(sizes) - len(res_shape)
+    for i, s in enumerate(sizes):
+        if drop and s == "1" and (j >= len(res_shape) or res_shape[j] != 1 or len(sizes) - i > len(res_shape) - j):
+            drop -= 1
+            continue
+        keep.append(i)
+        j += 1
+    if len(keep) != len(res_shape):
+        raise HostCodegenError(f"cannot tell which dims the rank-reducing subview at {op.location} drops")
+    return keep
+
+
+def _const_literal(op: ir.Operation) -> str:
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.BoolAttr):
+        return "True" if ir.BoolAttr(attr).value else "False"
+    if isinstance(attr, ir.IntegerAttr):
+        t = str(attr.type)
+        v = ir.IntegerAttr(attr).value
+        return ("True" if v else "False") if t == "i1" else str(v)
+    if isinstance(attr, ir.FloatAttr):
+        v = ir.FloatAttr(attr).value
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        return repr(v)
+    raise HostCodegenError(f"constant {attr} cannot live on the host (dense constants must be in kernels)")
+
+
+def _cast_expr(op: ir.Operation, src: str) -> str:
+    rt = str(op.result.type)
+    if op.name in ("arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"):
+        return f"float({src})"
+    if op.name in ("arith.fptosi", "arith.fptoui"):
+        return f"int({src})"
+    if op.name == "arith.trunci":
+        bits = int(rt[1:]) if rt.startswith("i") else 64
+        return f"rt.trunc({src}, {bits})"
+    if op.name == "arith.extui":
+        src_t = str(op.operands[0].type)
+        bits = int(src_t[1:]) if src_t.startswith("i") else 64
+        return f"({src} & {(1 << bits) - 1})" if bits > 1 else f"int({src})"
+    if op.name == "arith.extsi" and str(op.operands[0].type) == "i1":
+        return f"(-1 if {src} else 0)"
+    return src
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _key(v: ir.Value):
+    return v  # ir.Value hashes/compares by identity of the underlying MLIR value
+
+
+def _bkey(b: ir.Block):
+    return b

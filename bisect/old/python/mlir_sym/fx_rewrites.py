@@ -1,0 +1,557 @@
+"""Rewrites of the aten FX graph that use symbolic sizes, run by the importer before torch-mlir.
+
+`views_to_collapse_split`: torch-mlir lowers `aten.view`/`_unsafe_view`/`reshape` with several
+dynamic dimensions by guessing (e.g. it casts [?, ?, 32] to [?, 1, 32] for a view to [s0*s1, 32],
+which is wrong for s1 != 1). We know the sizes symbolically, so each dynamic view is split into
+groups of input and output dims with equal symbolic products and rewritten as `aten.flatten` of each
+many-to-one group (`prims.collapse`) followed by `aten.unflatten` of each one-to-many group,
+which torch-mlir lowers to exact `collapse_shape`/`expand_shape`. Groups are proven symbolically, using
+the ShapeEnv's facts (its guards and asserts, which the artifact checks at run time: e.g. `d % 4 == 0`
+for a view of [b, s, d] as [b, s, 4, d // 4]), never guessed; a view whose finer groups cannot be
+proven becomes one group (flatten everything, unflatten to the view's sizes), which is always exact.
+A `-1` in the view's sizes is replaced by its explicit symbolic size (torch-mlir's unflatten
+mis-lowers a dynamic -1: `x.view(-1).view(d, -1)` returned zeros).
+
+`gathers_as_embedding`: torch-mlir lowers `index_select` and `x[i]` without bounds checks (an
+out-of-range index read other memory), but checks `aten.embedding`'s indices per element (a
+deferred check raising in Python; a device assert on the GPU, no synchronization). Gathers from a float
+tensor of any rank are rewritten as embeddings of its rows (`x[...]` first wraps negative indices, as
+eager does): index_select along any dim and `x[...]` with one index tensor at any dim take a table of
+[n, -1] (a reshape; a transposed copy first when the dim is not the first), the embedding, then the
+result's shape (the index's dims back in the gathered dim's place); `x[i, j, ...]` on the leading dims
+gathers row `i * n1 + j ...` of the flattened leading dims, -1 (which the check rejects) where any
+index is out of its own dim. Other advanced indexing (indices apart, integer tables) is unchanged.
+
+`splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
+(it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
+between symbolic bounds, which it lowers exactly.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Callable
+
+import sympy
+import torch
+import torch.fx as fx
+
+try:
+    from torch.utils._sympy.functions import Mod as _TorchMod  # the Mod that ShapeEnv facts are written with
+except ImportError:  # pragma: no cover
+    _TorchMod = sympy.Mod
+
+VIEW_TARGETS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
+
+
+class ViewRewriteError(RuntimeError):
+    pass
+
+
+def _sym(v) -> sympy.Basic:
+    if isinstance(v, torch.SymInt):
+        se = v.node.shape_env
+        return se.replace(v.node.expr) if se is not None else v.node.expr
+    return sympy.Integer(int(v))
+
+
+def _divides(a: sympy.Basic, b: sympy.Basic) -> bool:
+    """True when b / a is a polynomial in the symbols (a divides b for every symbol value)."""
+    num, den = sympy.fraction(sympy.cancel(b / a))
+    return den.is_number and bool(den == 1) or (den.is_number and (num / den).is_integer is True)
+
+
+def _prover(shape_env) -> Callable[[sympy.Basic], bool]:
+    """`known(rel)`: True when `rel` follows from the ShapeEnv's ranges and facts (guards/asserts)."""
+
+    def known(rel: sympy.Basic) -> bool:
+        if rel is sympy.true:
+            return True
+        if shape_env is None:
+            return False
+        try:
+            r = shape_env._maybe_evaluate_static(rel)
+        except Exception:  # noqa: BLE001 - a fact we cannot evaluate is not a known fact
+            return False
+        return r is not None and bool(r == sympy.true)
+
+    return known
+
+
+def _equal_fn(known: Callable[[sympy.Basic], bool]) -> Callable[[sympy.Basic, sympy.Basic], bool]:
+    # Sizes here are products of symbols and integers: structural equality or expansion decides most
+    # pairs (sympy.simplify cost about 5 ms a call, a second of a GPT-2 compile); the ShapeEnv's facts
+    # decide the rest.
+    return lambda a, b: a == b or sympy.expand(a - b) == 0 or known(sympy.Eq(a, b))
+
+
+def _divides_fn(known: Callable[[sympy.Basic], bool]) -> Callable[[sympy.Basic, sympy.Basic], bool]:
+    return lambda a, b: _divides(a, b) or known(sympy.Eq(_TorchMod(b, a), 0))
+
+
+def group_dims(ins: list[sympy.Basic], outs: list[sympy.Basic], shape_env=None) -> list[tuple[list[int], list[int]]] | None:
+    """Pair consecutive input and output dims into groups of equal symbolic product (equalities and
+    divisibility proven from the polynomials, else from `shape_env`'s facts)."""
+    known = _prover(shape_env)
+    equal, divides = _equal_fn(known), _divides_fn(known)
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(ins) or j < len(outs):
+        if i >= len(ins) or j >= len(outs):
+            # leftover size-1 dims join the last group
+            rest_in, rest_out = ins[i:], outs[j:]
+            if not groups or any(d != 1 for d in rest_in + rest_out):
+                return None
+            groups[-1][0].extend(range(i, len(ins)))
+            groups[-1][1].extend(range(j, len(outs)))
+            break
+        gi, go = [i], [j]
+        pi, po = ins[i], outs[j]
+        i, j = i + 1, j + 1
+        while not equal(pi, po):
+            if divides(po, pi) and j < len(outs):  # output side is still a factor: take more outputs
+                po = po * outs[j]
+                go.append(j)
+                j += 1
+            elif divides(pi, po) and i < len(ins):
+                pi = pi * ins[i]
+                gi.append(i)
+                i += 1
+            elif i < len(ins) and j < len(outs):  # e.g. [a, b] -> [b, a]: grow both sides
+                pi, po = pi * ins[i], po * outs[j]
+                gi.append(i)
+                go.append(j)
+                i, j = i + 1, j + 1
+            else:
+                return None
+        # absorb size-1 dims that follow, on both sides
+        while i < len(ins) and ins[i] == 1 and not (j < len(outs) and outs[j] == 1):
+            gi.append(i)
+            i += 1
+        while j < len(outs) and outs[j] == 1 and not (i < len(ins) and ins[i] == 1):
+            go.append(j)
+            j += 1
+        groups.append((gi, go))
+    return groups
+
+
+def _fake(a):
+    return a.meta["val"] if isinstance(a, fx.Node) else a
+
+
+def views_to_collapse_split(graph: fx.Graph, shape_env=None) -> int:
+    """Rewrite dynamic views in place; returns how many were rewritten."""
+    count = 0
+    prims = torch.ops.prims
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in VIEW_TARGETS:
+            continue
+        src, sizes = node.args[0], node.args[1]
+        in_val, out_val = src.meta.get("val"), node.meta.get("val")
+        if not isinstance(in_val, torch.Tensor) or not isinstance(out_val, torch.Tensor):
+            continue
+        ins = [_sym(s) for s in in_val.shape]
+        outs = [_sym(s) for s in out_val.shape]
+        if all(e.is_Integer for e in ins + outs):
+            continue  # static: torch-mlir's lowering is exact
+        groups = group_dims(ins, outs, shape_env)
+        if groups is None:
+            # One group of every dim: flatten, then unflatten to the view's sizes. Always exact (a
+            # view is a row-major reinterpretation, and tracing the view proved or guarded that
+            # the element counts match); only less structured than finer groups.
+            groups = [(list(range(len(ins))), list(range(len(outs))))]
+        size_list = list(sizes)
+        trace = node.meta.get("stack_trace")
+        with graph.inserting_before(node):
+            cur, cur_val = src, in_val
+
+            def emit(target, *args):
+                nonlocal cur, cur_val
+                fake_args = [cur_val] + [[_fake(a) for a in x] if isinstance(x, list) else _fake(x) for x in args]
+                cur = graph.call_function(target, (cur, *args))
+                cur_val = target(*fake_args)
+                cur.meta["val"] = cur_val
+                cur.meta["stack_trace"] = trace
+
+            # 1) collapse every multi-input group, right to left so indices stay valid
+            for gi, _ in reversed(groups):
+                if len(gi) > 1:
+                    emit(prims.collapse.default, gi[0], gi[-1])
+            # after step 1, group k sits at dim k; 2) expand multi-output groups, right to left
+            for k, (gi, go) in reversed(list(enumerate(groups))):
+                if len(go) > 1:
+                    emit(torch.ops.aten.unflatten.int, k, _explicit_sizes(graph, src, in_val, gi,
+                                                                          [size_list[o] for o in go], trace))
+        node.replace_all_uses_with(cur)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def _explicit_sizes(graph: fx.Graph, src: fx.Node, in_val: torch.Tensor, gi: list[int], sizes: list, trace) -> list:
+    """The view's sizes for one group with its `-1` replaced by an explicit size: the product of the
+    group's input dims divided by the other sizes (torch-mlir's unflatten mis-lowers a dynamic -1)."""
+    if not any(_is_static(s) and int(s) == -1 for s in sizes):
+        return sizes
+    total = 1
+    for d in gi:
+        size = in_val.shape[d]
+        if isinstance(size, torch.SymInt):
+            size = graph.call_function(torch.ops.aten.sym_size.int, (src, d))
+            size.meta["val"] = in_val.shape[d]
+            size.meta["stack_trace"] = trace
+        total = _sym_binop(graph, operator.mul, total, size, trace)
+    known = 1
+    for s in sizes:
+        if not (_is_static(s) and int(s) == -1):
+            known = _sym_binop(graph, operator.mul, known, s, trace)
+    inferred = _sym_binop(graph, operator.floordiv, total, known, trace)
+    return [inferred if _is_static(s) and int(s) == -1 else s for s in sizes]
+
+
+def _sym_binop(graph: fx.Graph, op, a, b, trace):
+    """`op(a, b)` for int/SymInt-node FX arguments: folded for ints and units, else a node."""
+    if _is_static(a) and _is_static(b):
+        return op(int(a), int(b))
+    if op is operator.mul and _is_static(a) and int(a) == 1:
+        return b
+    if _is_static(b) and int(b) == 1 and op in (operator.mul, operator.floordiv):
+        return a
+    n = graph.call_function(op, (a, b))
+    n.meta["val"] = op(_sym_val(a), _sym_val(b))
+    n.meta["stack_trace"] = trace
+    return n
+
+
+SPLIT_TARGETS = {"aten.split_with_sizes.default", "aten.split.Tensor"}
+_INT64_MAX = 2**63 - 1  # slice end "to the end", as PyTorch writes it
+
+
+def _is_static(v) -> bool:
+    return not isinstance(v, (fx.Node, torch.SymInt))
+
+
+def splits_to_slices(graph: fx.Graph) -> int:
+    """Rewrite each piece of a split with symbolic sizes as a slice; returns how many splits."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in SPLIT_TARGETS:
+            continue
+        src = node.args[0]
+        in_val = src.meta.get("val") if isinstance(src, fx.Node) else None
+        pieces = node.meta.get("val")
+        if not isinstance(in_val, torch.Tensor) or not isinstance(pieces, (list, tuple)):
+            continue
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+        dim = dim % in_val.dim() if in_val.dim() else 0
+        if str(node.target) == "aten.split_with_sizes.default":
+            sizes = list(node.args[1])
+        else:  # split.Tensor: pieces of `split_size`, the last one up to the end
+            sizes = [node.args[1]] * (len(pieces) - 1) + [None]
+        if all(_is_static(s) for s in sizes):
+            continue  # constant sizes: torch-mlir's lowering is exact
+        users = list(node.users)
+        if not all(u.op == "call_function" and u.target is operator.getitem for u in users):
+            raise ViewRewriteError(f"split {node.name} is used other than by taking its pieces")
+        trace = node.meta.get("stack_trace")
+        starts: list = []
+        with graph.inserting_before(node):
+            acc = 0
+            for k, size in enumerate(sizes):
+                starts.append(acc)
+                if k + 1 < len(sizes):
+                    acc = _sym_add(graph, acc, size, trace)
+        for u in users:
+            k = u.args[1]
+            size = sizes[k]
+            with graph.inserting_before(u):
+                end = _INT64_MAX if size is None else _sym_add(graph, starts[k], size, trace)
+                sl = graph.call_function(torch.ops.aten.slice.Tensor, (src, dim, starts[k], end, 1))
+            sl.meta["val"] = u.meta["val"]
+            sl.meta["stack_trace"] = u.meta.get("stack_trace") or trace
+            u.replace_all_uses_with(sl)
+            graph.erase_node(u)
+        graph.erase_node(node)
+        count += 1
+    graph.eliminate_dead_code()
+    return count
+
+
+def _sym_val(v):
+    return v.meta["val"] if isinstance(v, fx.Node) else v
+
+
+def _sym_add(graph: fx.Graph, a, b, trace):
+    """`a + b` for int/SymInt-node FX arguments: folded for ints, else an `operator.add` node."""
+    if _is_static(a) and _is_static(b):
+        return int(a) + int(b)
+    if _is_static(a) and int(a) == 0:
+        return b
+    if _is_static(b) and int(b) == 0:
+        return a
+    n = graph.call_function(operator.add, (a, b))
+    n.meta["val"] = _sym_val(a) + _sym_val(b)
+    n.meta["stack_trace"] = trace
+    return n
+
+
+def as_strided_to_views(graph: fx.Graph, shape_env=None) -> int:
+    """`aten.as_strided(x, size, stride, 0)` that only reinterprets a contiguous `x` with the
+    contiguous strides of `size` (same element count) is a view: rewrite it as `aten.view`, which
+    `views_to_collapse_split` then lowers exactly (torch-mlir imports as_strided with static sizes
+    only). Others are left alone (and fail to import with an error naming the node)."""
+    known = _prover(shape_env)
+    equal = _equal_fn(known)
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.as_strided.default":
+            continue
+        src, size = node.args[0], node.args[1]  # strides: read from the node's value (meta) below
+        offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
+        in_val, out_val = _fake(src), node.meta.get("val")
+        if not isinstance(in_val, torch.Tensor) or not isinstance(out_val, torch.Tensor):
+            continue
+        if offset is not None and not (_is_static(offset) and int(offset) == 0):
+            continue
+        if not isinstance(in_val, torch.Tensor) or _sym(in_val.storage_offset()) != 0:
+            continue
+        ins = [_sym(s) for s in in_val.shape]
+        outs = [_sym(s) for s in out_val.shape]
+        want = [_sym(s) for s in out_val.stride()]
+        if not (_contiguous(ins, [_sym(s) for s in in_val.stride()], equal) and _contiguous(outs, want, equal)):
+            continue
+        if not equal(sympy.Mul(*ins), sympy.Mul(*outs)):
+            continue
+        with graph.inserting_before(node):
+            view = graph.call_function(torch.ops.aten.view.default, (src, list(size)))
+        view.meta.update(node.meta)
+        node.replace_all_uses_with(view)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def _contiguous(shape: list, strides: list, equal) -> bool:
+    expect = sympy.Integer(1)
+    for size, stride in reversed(list(zip(shape, strides))):
+        if not (size == 1 or equal(stride, expect)):  # a size-1 dim's stride does not matter
+            return False
+        expect = expect * size
+    return True
+
+
+
+# aten ops that are another aten op under another name, which torch-mlir only knows by the other
+# name (Dynamo's tensorified float scalars produce `true_divide`: `x / math.sqrt(x.shape[-1])`).
+OP_ALIASES = {
+    "aten.true_divide.Tensor": torch.ops.aten.div.Tensor,
+    "aten.true_divide.Scalar": torch.ops.aten.div.Scalar,
+}
+
+
+def op_aliases(graph: fx.Graph) -> int:
+    count = 0
+    for node in graph.nodes:
+        if node.op == "call_function" and str(node.target) in OP_ALIASES:
+            node.target = OP_ALIASES[str(node.target)]
+            count += 1
+    return count
+
+
+# Reductions that accumulate: on bfloat16 / float16 inputs PyTorch accumulates in float32 and rounds
+# once (its CPU and CUDA kernels use an accumulation type); torch-mlir's lowering would accumulate in
+# the input type (a 4096-long bf16 row sum loses most of its digits). Give them dtype=float32 and
+# convert the result back.
+_ACCUMULATING = {"aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default",
+                 "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int"}
+_HALF = (torch.bfloat16, torch.float16)
+
+
+def widen_half_reductions(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in _ACCUMULATING:
+            continue
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype not in _HALF or node.kwargs.get("dtype") is not None:
+            continue
+        src = node.args[0]
+        if not (isinstance(src, fx.Node) and isinstance(src.meta.get("val"), torch.Tensor)
+                and src.meta["val"].dtype == val.dtype):
+            continue
+        node.kwargs = {**node.kwargs, "dtype": torch.float32}
+        with graph.inserting_after(node):
+            back = graph.call_function(torch.ops.prims.convert_element_type.default, (node, val.dtype))
+        node.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+        back.meta = dict(node.meta)
+        node.meta["val"] = val.to(torch.float32)
+        if "tensor_meta" in node.meta:  # what torch-mlir's importer reads the type from
+            from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+            node.meta["tensor_meta"] = _extract_tensor_metadata(node.meta["val"])
+        count += 1
+    return count
+
+
+def _gather_form(node: fx.Node) -> tuple[fx.Node, int, list[fx.Node], bool] | None:
+    """(x, first gathered dim, index tensors, negative indices wrap) of an index_select or an
+    `x[...]` with one advanced index (at any dim) or several on the leading dims; None otherwise."""
+    t = str(node.target)
+    if t == "aten.index_select.default" and len(node.args) == 3 and isinstance(node.args[1], int):
+        return node.args[0], node.args[1], [node.args[2]], False
+    if t != "aten.index.Tensor" or len(node.args) != 2:
+        return None
+    idx = list(node.args[1])
+    used = [k for k, i in enumerate(idx) if i is not None]
+    if len(used) == 1:
+        return node.args[0], used[0], [idx[used[0]]], True
+    if used and used == list(range(len(used))) and len(used) == len(idx):
+        return node.args[0], 0, idx, True
+    return None
+
+
+def gathers_as_embedding(graph: fx.Graph) -> int:
+    aten = torch.ops.aten
+    count = 0
+    for node in list(graph.nodes):
+        form = _gather_form(node) if node.op == "call_function" else None
+        if form is None:
+            continue
+        x, dim, idxs, wrap = form
+        xv = x.meta.get("val") if isinstance(x, fx.Node) else None
+        ivs = [i.meta.get("val") if isinstance(i, fx.Node) else None for i in idxs]
+        if not (isinstance(xv, torch.Tensor) and xv.dim() >= len(idxs) and xv.dtype.is_floating_point
+                and all(isinstance(v, torch.Tensor) and v.dtype in (torch.int64, torch.int32) for v in ivs)):
+            continue
+        rank, k = xv.dim(), len(idxs)
+        dim %= rank
+        gathered = list(range(dim, dim + k))
+        if any(isinstance(d, int) and d == 0 for d in xv.shape):
+            continue  # nothing to read, and a [n, -1] table would be ambiguous
+
+        e = Emitter(graph, node)
+
+        def add(target, args):
+            return e(target, *args)
+
+        size, mul = e.size, functools.partial(e.scalar, operator.mul)
+
+        rows = size(x, dim)
+        if wrap:  # x[i] takes -n <= i < 0 as i + n
+            for j, i in enumerate(idxs):
+                n = size(x, dim + j)
+                idxs[j] = add(aten.where.self, (add(aten.lt.Scalar, (i, 0)), add(aten.add.Tensor, (i, n)), i))
+        idx = idxs[0]
+        if k > 1:  # x[i, j]: one row index into the leading dims; any index out of its dim -> -1
+            ok = None
+            for j, i in enumerate(idxs):
+                n = size(x, j)
+                inside = add(aten.bitwise_and.Tensor, (add(aten.ge.Scalar, (i, 0)), add(aten.lt.Scalar, (i, n))))
+                ok = inside if ok is None else add(aten.bitwise_and.Tensor, (ok, inside))
+                if j:
+                    rows = mul(rows, n)
+                    idx = add(aten.add.Tensor, (add(aten.mul.Tensor, (idx, n)), i))
+            idx = add(aten.where.self, (ok, idx, add(aten.full_like.default, (idx, -1))))
+        table = x
+        order = gathered + [d for d in range(rank) if d not in gathered]
+        if dim != 0:  # the gathered dim first (a transposed copy): rows of the table
+            table = add(aten.permute.default, (x, order))
+        rest = [size(x, d) for d in order[k:]]
+        if rank != 2 or k != 1 or dim != 0:
+            table = add(aten.reshape.default, (table, [rows, -1] if rest else [rows, 1]))
+        out = add(aten.embedding.default, (table, idx))
+        r = idx.meta["val"].dim()
+        if rank != 2 or k != 1 or dim != 0:
+            out = add(aten.reshape.default, (out, [size(idx, d) for d in range(r)] + rest))
+        if dim != 0:  # the index's dims in the gathered dim's place
+            out = add(aten.permute.default, (out, list(range(r, r + dim)) + list(range(r)) +
+                                              list(range(r + dim, r + rank - k))))
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def _meta_val(a):
+    return a.meta["val"] if isinstance(a, fx.Node) else a
+
+
+class Emitter:
+    """Adds nodes before `at`, each with the fake value of what it computes, found by running the op
+    on its arguments' fake values in the graph's fake mode (no tracing), and with `at`'s stack trace
+    and module stack (locations in MLIR)."""
+
+    def __init__(self, graph: fx.Graph, at: fx.Node) -> None:
+        self.graph, self.at = graph, at
+        self.meta = {k: v for k, v in at.meta.items() if k in ("stack_trace", "nn_module_stack")}
+        self.mode = next((t.fake_mode for t in torch.utils._pytree.tree_leaves(at.meta.get("val"))
+                          if hasattr(t, "fake_mode")), None)
+
+    def _add(self, target, args: tuple, kwargs: dict, val) -> fx.Node:
+        with self.graph.inserting_before(self.at):
+            n = self.graph.call_function(target, args, kwargs)
+        n.meta["val"] = val
+        n.meta.update(self.meta)
+        return n
+
+    def __call__(self, target, *args, **kwargs) -> fx.Node:
+        """A tensor op. A factory on CUDA names the CPU in its node, as gpu_compile._factories_on_cpu does
+        for the graph's own (torch-mlir refuses other devices; buffers are the runtime's business)."""
+        vals, kvals = fx.node.map_arg((args, kwargs), _meta_val)
+        mode = next((t.fake_mode for t in torch.utils._pytree.tree_leaves(vals) if hasattr(t, "fake_mode")), self.mode)
+        with mode:
+            val = target(*vals, **kvals)
+        node_kwargs = dict(kwargs)
+        if isinstance(kwargs.get("device"), torch.device) and kwargs["device"].type == "cuda":
+            node_kwargs["device"] = torch.device("cpu")
+        return self._add(target, tuple(args), node_kwargs, val)
+
+    def scalar(self, fn, *args):
+        """Python scalar arithmetic (SymInt/SymFloat) on size nodes; folded when every argument is a number."""
+        if not any(isinstance(a, fx.Node) for a in args):
+            return fn(*args)
+        return self._add(fn, tuple(args), {}, fn(*[_meta_val(a) for a in args]))
+
+    def size(self, t: fx.Node, d: int):
+        """Dim `d` of `t`: an int when static, else an `aten.sym_size` node."""
+        s = t.meta["val"].shape[d]
+        if not isinstance(s, torch.SymInt):
+            return int(s)
+        return self._add(torch.ops.aten.sym_size.int, (t, d), {}, s)
+
+
+def var_mean_in_float(graph: fx.Graph) -> int:
+    """`var_mean(x, dims, correction=0, keepdim=True)` (layer and group norm) as mean, then the mean of
+    squared deviations, in float32 (half inputs converted first, results converted back): what PyTorch
+    computes in its float accumulation type. torch-mlir's lowering computes it in float64, which
+    costs a GPU kernel twice the arithmetic and registers for no accuracy the eager result has."""
+    aten, prims = torch.ops.aten, torch.ops.prims
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.var_mean.correction":
+            continue
+        x = node.args[0]
+        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        if node.kwargs.get("correction", 1) != 0 or not node.kwargs.get("keepdim", False) or not dims:
+            continue
+        xv = x.meta.get("val") if isinstance(x, fx.Node) else None
+        users = list(node.users)
+        if not isinstance(xv, torch.Tensor) or not xv.dtype.is_floating_point or xv.dtype == torch.float64 \
+                or not all(u.op == "call_function" and u.target is operator.getitem for u in users):
+            continue
+        half = xv.dtype in _HALF
+
+        e = Emitter(graph, node)
+        xf = e(prims.convert_element_type.default, x, torch.float32) if half else x
+        mean = e(aten.mean.dim, xf, list(dims), True)
+        dev = e(aten.sub.Tensor, xf, mean)
+        var = e(aten.mean.dim, e(aten.mul.Tensor, dev, dev), list(dims), True)
+        if half:
+            var = e(prims.convert_element_type.default, var, xv.dtype)
+            mean = e(prims.convert_element_type.default, mean, xv.dtype)
+        for u in users:
+            u.replace_all_uses_with(var if u.args[1] == 0 else mean)
+            graph.erase_node(u)
+        graph.erase_node(node)
+        count += 1
+    return count

@@ -1,0 +1,1 @@
+"""Runtimes: CPU (LLVM JIT) and CUDA."""

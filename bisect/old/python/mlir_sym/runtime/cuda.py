@@ -1,0 +1,439 @@
+"""CUDA runtime: load PTX, launch kernels on torch's current stream, run a generated host program.
+
+The only module of mlir_sym that talks to the CUDA driver. It calls `libcuda` through ctypes (the same
+driver API `cuda.bindings.driver` wraps, at a fraction of the per-call cost): `cuModuleLoadDataEx`
+once per kernel module of an artifact (a cubin from codegen/cubin.py, or PTX the driver JIT-compiles
+for the device; its error log goes into the exception), `cuLaunchKernel` per launch with a parameter block packed by one `struct.pack_into`.
+
+A launch plan comes from codegen/host.py: Python source that computes grid/block sizes from the
+symbol values of the call, allocates buffers with torch's caching allocator (`Runtime.empty`) and calls
+`Runtime.launch`. A launch the driver refuses raises `KernelLaunchError` naming the kernel and its launch
+sizes. Errors inside a running kernel surface (as usual with CUDA) at the next synchronizing call; set
+`MLIR_SYM_CUDA_SYNC=1` to synchronize after every launch and name the kernel that failed.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import os
+import re
+import struct
+from typing import Any, Sequence
+
+import torch
+
+from mlir_sym.codegen.host import KernelParam
+
+log = logging.getLogger("mlir_sym.runtime")
+
+CU_JIT_INFO_LOG_BUFFER = 3
+CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+class KernelLaunchError(CudaError):
+    """cuLaunchKernel refused a launch (or, with MLIR_SYM_CUDA_SYNC=1, the kernel failed)."""
+
+
+_LIB: ctypes.CDLL | None = None
+
+
+def _driver() -> ctypes.CDLL:
+    global _LIB
+    if _LIB is None:
+        names = ["libcuda.so.1", "libcuda.so", "nvcuda.dll"]
+        last: Exception | None = None
+        for n in names:
+            try:
+                lib = ctypes.CDLL(n)
+                break
+            except OSError as e:
+                last = e
+        else:
+            raise CudaError(f"cannot load the CUDA driver library (libcuda.so.1): {last}")
+        vp, ui = ctypes.c_void_p, ctypes.c_uint
+        lib.cuLaunchKernel.argtypes = [vp, ui, ui, ui, ui, ui, ui, ui, vp, vp, vp]
+        lib.cuLaunchKernel.restype = ctypes.c_int
+        lib.cuModuleLoadDataEx.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p, ui, ctypes.POINTER(ctypes.c_int),
+                                           ctypes.POINTER(vp)]
+        lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+        lib.cuModuleUnload.argtypes = [vp]
+        lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(vp)]
+        lib.cuCtxSetCurrent.argtypes = [vp]
+        lib.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
+        lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, vp]
+        _LIB = lib
+    return _LIB
+
+
+def error_text(rc: int) -> str:
+    lib = _driver()
+    name, desc = ctypes.c_char_p(), ctypes.c_char_p()
+    lib.cuGetErrorName(rc, ctypes.byref(name))
+    lib.cuGetErrorString(rc, ctypes.byref(desc))
+    n = name.value.decode() if name.value else f"CUresult {rc}"
+    d = desc.value.decode() if desc.value else ""
+    return f"{n}: {d}" if d else n
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        raise CudaError(f"{what} failed: {error_text(rc)}")
+
+
+def ensure_context(device: torch.device) -> None:
+    """Make the device's primary context (the one torch uses) current on this thread."""
+    torch.cuda.init()
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    with torch.cuda.device(index):
+        torch.cuda.current_stream(index)  # forces torch's lazy init of the context on this device
+    lib = _driver()
+    cur = ctypes.c_void_p()
+    _check(lib.cuCtxGetCurrent(ctypes.byref(cur)), "cuCtxGetCurrent")
+    dev = ctypes.c_int()
+    _check(lib.cuDeviceGet(ctypes.byref(dev), index), "cuDeviceGet")
+    prim = ctypes.c_void_p()
+    _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(prim), dev.value), "cuDevicePrimaryCtxRetain")
+    if cur.value != prim.value:
+        _check(lib.cuCtxSetCurrent(prim), "cuCtxSetCurrent")
+
+
+_SLOT = {  # one 8-byte slot per kernel parameter; little-endian, value at the slot's start
+    "index": "q", "i64": "q", "i32": "i4x", "i16": "h6x", "i8": "b7x", "i1": "?7x",
+    "f32": "f4x", "f64": "d", "f16": "e6x", "bf16": "H6x",  # bf16: bits from Runtime.bf16_bits
+}
+
+
+def param_format(params: Sequence[KernelParam]) -> tuple[str, int]:
+    """struct format and slot count for a kernel's flattened parameters (memrefs as descriptors:
+    allocated, aligned, offset, sizes..., strides...)."""
+    fmt, n = "<", 0
+    for p in params:
+        if p.kind == "memref":
+            fmt += "QQq" + "q" * (2 * p.rank)
+            n += 3 + 2 * p.rank
+        elif p.kind in _SLOT:
+            fmt += _SLOT[p.kind]
+            n += 1
+        else:
+            raise CudaError(f"kernel parameter of kind {p.kind} is not supported")
+    return fmt, n
+
+
+class Kernel:
+    """One `.entry` of a loaded module with its parameter block (reused across launches: the driver
+    copies parameters at launch time)."""
+
+    def __init__(self, name: str, handle: int, params: Sequence[KernelParam]) -> None:
+        self.name = name
+        self.handle = ctypes.c_void_p(handle)
+        self.params = list(params)
+        self.fmt, self.nslots = param_format(params)
+        self.struct = struct.Struct(self.fmt)
+        self.buf = (ctypes.c_uint64 * max(self.nslots, 1))()
+        self.argv = (ctypes.c_void_p * max(self.nslots, 1))()
+        base = ctypes.addressof(self.buf)
+        for i in range(self.nslots):
+            self.argv[i] = base + 8 * i
+        self.argv_ptr = ctypes.cast(self.argv, ctypes.c_void_p)
+        self.launches = 0
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name}, {len(self.params)} args, {self.nslots} params)"
+
+
+class CudaModule:
+    """Kernel modules loaded into the device's primary context: cubins where `codegen/cubin.py` could
+    assemble them (loading is then nearly free), else PTX the driver JIT-compiles (the bulk of loading;
+    the driver does one module at a time, so these load in turn)."""
+
+    def __init__(self, ptx: str | Sequence[str], kernels: dict[str, Sequence[KernelParam]], device: torch.device,
+                 cubins: Sequence[bytes | None] | None = None) -> None:
+        """`ptx`: one PTX text or several (modules of their own); `cubins`: for each, its cubin or None."""
+        ensure_context(device)
+        lib = _driver()
+        self.device = device
+        parts = [ptx] if isinstance(ptx, str) else list(ptx)
+        images = list(cubins) if cubins is not None else [None] * len(parts)
+        self.handles: list[int] = []
+        where: dict[str, int] = {}  # .entry name -> the module defining it
+        for text, cubin in zip(parts, images):
+            handle, error = _load_image(cubin, "cubin") if cubin is not None else (0, "")
+            if error:
+                log.warning("the cubin did not load (%s); the driver compiles its PTX instead", error)
+            if not handle:
+                handle, error = _load_image(text.encode() + b"\0", "PTX")
+                if error:
+                    raise CudaError(error)
+            self.handles.append(handle)
+            for m in _ENTRY.finditer(text):
+                where[m.group(1)] = handle
+        self.kernels: dict[str, Kernel] = {}
+        for name, params in kernels.items():
+            if name not in where:
+                raise CudaError(f"kernel {name} is in none of the {len(parts)} PTX modules")
+            fn = ctypes.c_void_p()
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), ctypes.c_void_p(where[name]), name.encode()),
+                   f"cuModuleGetFunction({name})")
+            self.kernels[name] = Kernel(name, fn.value, params)
+
+    def __del__(self) -> None:
+        try:
+            lib = _driver()
+            for h in getattr(self, "handles", ()):
+                lib.cuModuleUnload(ctypes.c_void_p(h))
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
+
+
+def _load_image(image: bytes, kind: str) -> tuple[int, str]:
+    """(module handle, "") or (0, the error): one cuModuleLoadDataEx of a cubin or a NUL-terminated PTX."""
+    lib = _driver()
+    handle = ctypes.c_void_p()
+    log_size = 1 << 14
+    err_log = ctypes.create_string_buffer(log_size)
+    opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+    vals = (ctypes.c_void_p * 2)(ctypes.addressof(err_log), log_size)
+    rc = lib.cuModuleLoadDataEx(ctypes.byref(handle), image, 2, opts, vals)
+    if rc != 0:
+        text = err_log.value.decode(errors="replace").strip()
+        return 0, f"cuModuleLoadDataEx ({kind}) failed: {error_text(rc)}" + (f"\nptxas: {text}" if text else "")
+    return handle.value, ""
+
+
+def _raw_stream_fn():
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class Runtime:
+    """What generated host programs call (`rt.*`)."""
+
+    float32, float64, float16, bfloat16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+    int64, int32, int16, int8, uint8, bool = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
+
+    @staticmethod
+    def bf16_bits(x: float) -> int:
+        """The bfloat16 nearest to `x` (ties to even; NaN stays NaN), as its 16 bits."""
+        (b,) = struct.unpack("<I", struct.pack("<f", x))
+        if (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF):
+            return (b >> 16) | 0x40
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.index = device.index if device.index is not None else torch.cuda.current_device()
+        self._stream = _raw_stream_fn()
+        self._launch = _driver().cuLaunchKernel
+        self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
+        self.launches = 0
+
+    # buffers and views
+    def empty(self, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, device=self.device)
+
+    @staticmethod
+    def desc(t: torch.Tensor) -> tuple:
+        p = t.data_ptr()
+        return (p, p, 0, *t.shape, *t.stride())
+
+    @staticmethod
+    def desc0(t: torch.Tensor) -> tuple:
+        p = t.data_ptr()
+        return (p, p, 0)
+
+    @staticmethod
+    def subview(t: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+                keep: Sequence[int] | None) -> torch.Tensor:
+        st = t.stride()
+        off = t.storage_offset() + sum(o * s for o, s in zip(offs, st))
+        new_strides = [s * k for s, k in zip(st, strides)]
+        if keep is not None:
+            sizes = [sizes[i] for i in keep]
+            new_strides = [new_strides[i] for i in keep]
+        return t.as_strided(list(sizes), new_strides, off)
+
+    @staticmethod
+    def read(t: torch.Tensor, idx: tuple) -> Any:
+        """One element of a device buffer, on the host (waits for the launches that wrote it)."""
+        return t[idx].item()
+
+    # scalar helpers (C semantics where Python's differ)
+    @staticmethod
+    def divsi(a: int, b: int) -> int:
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+
+    @staticmethod
+    def remsi(a: int, b: int) -> int:
+        return a - b * Runtime.divsi(a, b)
+
+    @staticmethod
+    def fdiv(a: float, b: float) -> float:
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return float("nan") if a == 0 or a != a else float("inf") if a > 0 else float("-inf")
+
+    @staticmethod
+    def round_half_away(x: float) -> float:
+        return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+    @staticmethod
+    def trunc(v: int, bits: int) -> int:
+        if isinstance(v, bool):
+            return v
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
+
+    # library calls (func.call @__sym_<kind>_<n> in the host function)
+    @staticmethod
+    def library_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        c.addmm_(a, b)
+
+    @staticmethod
+    def library_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        torch.mm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.mm(a, b))
+
+    @staticmethod
+    def library_batch_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        c.baddbmm_(a, b)
+
+    @staticmethod
+    def library_batch_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
+
+    @staticmethod
+    def library_einsum(init: bool, equation: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b)."""
+        r = torch.einsum(equation, a, b)
+        c.copy_(r) if init else c.add_(r)
+
+    @staticmethod
+    def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
+        """tm_tensor.sort in place: a stable sort of `keys` along `dim`; `others` move with them."""
+        values, perm = torch.sort(keys, dim=dim, descending=descending, stable=True)
+        for o in others:
+            o.copy_(torch.gather(o, dim, perm))
+        keys.copy_(values)
+
+    @staticmethod
+    def library_scan(combine: str, inclusive: bool, dim: int, src: torch.Tensor, out: torch.Tensor,
+                     acc: torch.Tensor) -> None:
+        """tm_tensor.scan: out = cumsum/cumprod of `src` along `dim` (exclusive: starting from `acc`'s
+        value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's last slice."""
+        n = src.shape[dim]
+        if n == 0:
+            return
+        scan = torch.cumsum if combine == "add" else torch.cumprod
+        if inclusive:
+            out.copy_(scan(src, dim, dtype=out.dtype))
+        else:
+            start = acc.unsqueeze(dim)
+            out.narrow(dim, 0, 1).copy_(start)
+            if n > 1:
+                part = scan(src.narrow(dim, 0, n - 1), dim, dtype=out.dtype)
+                out.narrow(dim, 1, n - 1).copy_(start + part if combine == "add" else start * part)
+        acc.copy_(out.select(dim, n - 1))
+
+    @staticmethod
+    def library_scatter(add: bool, dim_map: tuple, updates: torch.Tensor, indices: torch.Tensor,
+                        original: torch.Tensor) -> None:
+        """tm_tensor.scatter in place: for every update element (n, j1..jk), original[p] = u (or
+        original[p] + u), where p's last k dims are j1..jk and dimension dim_map[i] is offset by
+        indices[n, i]. One index_put_ with an index tensor per dimension of `original`."""
+        rank, k = original.dim(), updates.dim() - 1
+        if updates.numel() == 0:
+            return
+        offset = rank - k
+        pos: list = [None] * rank
+        for d in range(offset, rank):  # the update's own slice dims
+            axis = d - offset + 1
+            shape = [1] * updates.dim()
+            shape[axis] = updates.shape[axis]
+            pos[d] = torch.arange(updates.shape[axis], device=updates.device).view(shape)
+        lead = [updates.shape[0]] + [1] * k
+        for i, d in enumerate(dim_map):
+            idx = indices[:, i].long().view(lead)
+            pos[d] = idx if pos[d] is None else pos[d] + idx
+        if any(p is None for p in pos):
+            raise KernelLaunchError(f"scatter: dimension {pos.index(None)} of the original is not indexed")
+        index = tuple(torch.broadcast_to(p, updates.shape) for p in pos)
+        original.index_put_(index, updates, accumulate=add)
+
+    # launches
+    def launch(self, k: Kernel, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shm: int,
+               args: tuple) -> None:
+        if gx <= 0 or gy <= 0 or gz <= 0:
+            return  # an empty iteration space
+        try:
+            k.struct.pack_into(k.buf, 0, *args)
+        except struct.error as e:
+            raise KernelLaunchError(f"kernel {k.name}: cannot pack its {len(args)} parameters: {e}") from None
+        rc = self._launch(k.handle, gx, gy, gz, bx, by, bz, shm, self._stream(self.index), k.argv_ptr, None)
+        if rc != 0:
+            raise KernelLaunchError(f"launch of kernel {k.name} with grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz}), "
+                                    f"{shm} B shared memory failed: {error_text(rc)}")
+        k.launches += 1
+        if self.sync:
+            try:
+                torch.cuda.synchronize(self.device)
+            except RuntimeError as e:
+                raise KernelLaunchError(f"kernel {k.name} (grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz})) "
+                                        f"failed: {e}") from None
+
+
+def device_constants(constants: dict[str, dict], device: torch.device) -> dict[str, torch.Tensor]:
+    """The host program's constant buffers (memref.global values), put on the device once.
+
+    Made outside any active FakeTensorMode: artifacts may be compiled while one is active (the
+    count/fill phases of data-dependent graphs are), and a constant made there would be a FakeTensor
+    that the first call copies from (the H100 run failed in `aten.copy_` of a real tensor from a fake one)."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    out = {}
+    with unset_fake_temporarily():
+        for name, c in constants.items():
+            t = torch.tensor(c["values"], dtype=getattr(torch, c["dtype"])).reshape(c["shape"])
+            out[name] = t.to(device)
+    return out
+
+
+class HostCall:
+    """The artifact's compute callable: the generated host function bound to its runtime and kernels.
+    Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
+
+    def __init__(self, source: str, fname: str, module: CudaModule, runtime: Runtime,
+                 cpu_inputs: Sequence[int] = (), constants: dict[str, dict] | None = None) -> None:
+        ns: dict[str, Any] = {"rt": runtime, "math": math}
+        for name, t in device_constants(constants or {}, runtime.device).items():
+            ns["C_" + "".join(ch if ch.isalnum() else "_" for ch in name)] = t
+        for name, k in module.kernels.items():
+            ns["K_" + "".join(c if c.isalnum() else "_" for c in name)] = k
+        exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen
+        self.fn = ns[fname]
+        self.source = source
+        self.module = module
+        self.runtime = runtime
+        self.cpu_inputs = list(cpu_inputs)  # CPU scalar tensors among the inputs: copied to the device
+
+    def __call__(self, values: Sequence[Any]) -> int:
+        if self.cpu_inputs:
+            values = list(values)
+            for i in self.cpu_inputs:
+                values[i] = values[i].to(self.runtime.device, non_blocking=True)
+        return self.fn(*values)

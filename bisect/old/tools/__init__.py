@@ -1,0 +1,1 @@
+"""mlir_sym command-line tools."""
