@@ -1,1 +1,0 @@
-"""MLIR dialects defined by mlir_sym (see sym.md)."""

@@ -1,1 +1,0 @@
-"""Code generation outside MLIR proper (PTX through llvmlite)."""

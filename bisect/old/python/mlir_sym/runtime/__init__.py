@@ -1,1 +1,0 @@
-"""Runtimes: CPU (LLVM JIT) and CUDA."""

@@ -1,1 +1,0 @@
-"""mlir_sym command-line tools."""
