@@ -192,14 +192,9 @@ class GpuLibraryCalls(SymPass):
         """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a
         function argument fills (nn.Linear's weight.t()), a transposed view of that argument: cuBLAS
         reads it transposed, and the copy kernel and its buffer go."""
-        alloc = defining_op(v)
-        if alloc is None or alloc.name != "memref.alloc":
+        tr = _sole_writer(v, mm, "linalg.transpose")
+        if tr is None:
             return v
-        uses = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
-        tr = [u for u in uses if u.name == "linalg.transpose"]
-        if len(uses) != 2 or len(tr) != 1 or not any(u == mm for u in uses):
-            return v
-        tr = tr[0]
         src = tr.operands[0]
         if not (tr.operands[1] == v) or not isinstance(src.owner, ir.Block) or tr.block != mm.block:
             return v  # only function arguments: nothing writes them between the copy and the call
@@ -219,7 +214,7 @@ class GpuLibraryCalls(SymPass):
         with ir.InsertionPoint(mm), mm.location:
             view = memref_d.TransposeOp(view_t, src, ir.AffineMapAttr.get(pmap)).result
         tr.erase()
-        self._dead.append(alloc)  # erased once the matmul that reads it is gone
+        self._dead.append(defining_op(v))  # the allocation: erased once the matmul that reads it is gone
         self.bump("transposes-folded")
         return view
 
@@ -231,6 +226,18 @@ _CMPF_NAMES = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", 
 _CMPI_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
+def _sole_writer(v: ir.Value, consumer: ir.Operation, name: str) -> ir.Operation | None:
+    """The one `name` op that fills `v`, a fresh allocation whose only other user is `consumer`."""
+    alloc = defining_op(v)
+    if alloc is None or alloc.name != "memref.alloc":
+        return None
+    users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+    writers = [u for u in users if u.name == name]
+    if len(users) != 2 or len(writers) != 1 or not any(u == consumer for u in users):
+        return None
+    return writers[0]
+
+
 _TORCH_CASTS = ("arith.extsi", "arith.sitofp", "arith.extf")  # what torch's .to(dtype) does too
 
 
@@ -240,14 +247,9 @@ def _cast_feeding(scan: ir.Operation, v: ir.Value) -> ir.Operation | None:
     makes the same way), when `v` is a temporary only it writes and the scan reads, and nothing
     between them may write its source (only arithmetic, allocations, views, loads and linalg ops
     writing fresh allocations of their own are between them); else None."""
-    alloc = defining_op(v)
-    if alloc is None or alloc.name != "memref.alloc":
+    g = _sole_writer(v, scan, "linalg.generic")
+    if g is None:
         return None
-    users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
-    gens = [u for u in users if u.name == "linalg.generic"]
-    if len(users) != 2 or len(gens) != 1 or not any(u == scan for u in users):
-        return None
-    g = gens[0]
     if len(g.operands) != 2 or g.operands[1] != v or g.block != scan.block or len(g.regions[0].blocks) != 1:
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
