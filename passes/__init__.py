@@ -17,6 +17,7 @@ from mlir_sym.passes import (  # noqa: F401
     gpu_library_calls,
     gpu_map_parallel,
     gpu_occupancy,
+    gpu_dynamic_offsets,
     gpu_unique_kernel_names,
     guard_cse,
     guard_schedule,

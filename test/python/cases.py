@@ -460,6 +460,30 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+class CausalSelfAttention(nn.Module):
+    """GPT-2's attention: one fused qkv projection split into heads, causal SDPA. At batch 1 the
+    slices of the qkv buffer reach kernels as views with static offsets (k and v were read from q's
+    columns on the GPU before sym-gpu-dynamic-offsets)."""
+
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(b, n, d))
+
+
+def _split_slices(x):
+    a, b, c = x.split(4, dim=-1)
+    return b * 2 + c.exp() - a
+
+
 class Embed(nn.Module):
     def __init__(self, vocab: int = 50, d: int = 8) -> None:
         super().__init__()
@@ -475,6 +499,9 @@ class Embed(nn.Module):
 add(Case("mlp", _module(MLP), lambda n: (randn(n, n, 16),), bench_sizes=(64, 512)))
 add(Case("transformer_block", _module(Block), lambda n: (randn(n, 2, n, 16),), bench_sizes=(12, 48),
          atol=1e-4, rtol=1e-4))
+add(Case("causal_attention_batch1", _module(CausalSelfAttention), lambda n: (randn(n, 1, n, 16),),
+         atol=1e-4, rtol=1e-4))
+add(Case("split_slices_batch1", _fn(_split_slices), lambda n: (randn(n, 1, n, 12),)))
 add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40)))
 
 
