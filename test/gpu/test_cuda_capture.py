@@ -191,6 +191,61 @@ def test_library_einsum_sets_or_accumulates():
     torch.testing.assert_close(c, 2 * (x @ w))
 
 
+@pytest.mark.parametrize("equation, form", [
+    ("abd,dc->abc", (False, False, 1)),  # a linear layer's weight (broadcast over the batch)
+    ("abce,abed->abcd", (False, False, 1)),  # attention's p @ v
+    ("abce,abde->abcd", (False, True, 1)),  # q @ k^T with k as stored
+    ("abec,abed->abcd", (True, False, 1)),
+    ("ab,cb->ac", (False, True, 1)),
+    ("abde,dec->abc", (False, False, 2)),  # attention's output projection over (heads, head dim)
+    ("abde,cde->abc", (False, True, 2)),
+    ("abde,ced->abc", None),  # contracted letters in another order
+    ("abc,abc->ab", None),  # no contracted pair left for a matmul: torch.einsum
+    ("abd,dc->acb", None),  # output transposed
+    ("abd,ad->ab", None),
+])
+@pytest.mark.parametrize("out", ["contiguous", "strided"])
+def test_library_einsum_matmul_forms(equation, form, out):
+    """Contractions that are (batched) matmuls run as torch.matmul (with `out=` into a contiguous
+    result), the others as torch.einsum; the same values either way, set or accumulated."""
+    from mlir_sym.runtime.cuda import Runtime, matmul_form
+
+    assert matmul_form(equation) == form
+    sizes = dict(zip("abcde", (2, 3, 4, 5, 6)))
+    lhs, res = equation.split("->")
+    ea, eb = lhs.split(",")
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn([sizes[x] for x in ea], generator=g, dtype=torch.float64)
+    b = torch.randn([sizes[x] for x in eb], generator=g, dtype=torch.float64)
+    shape = [sizes[x] for x in res]
+    c = torch.full(shape, 3.0, dtype=torch.float64)
+    if out == "strided":  # transposed views in and out
+        c = torch.full(shape[::-1], 3.0, dtype=torch.float64).permute(*reversed(range(len(shape))))
+        a = a.mT.contiguous().mT
+    want = torch.einsum(equation, a, b)
+    Runtime.library_einsum(True, equation, a, b, c)
+    torch.testing.assert_close(c, want)
+    Runtime.library_einsum(False, equation, a, b, c)
+    torch.testing.assert_close(c, 2 * want)
+
+
+def test_device_scalar_one_copy_per_value():
+    """Runtime.device_scalar (CPU scalar inputs of a GPU artifact): one device copy per (dtype, value),
+    -0.0 and 0.0 apart, every NaN one entry."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    rt = object.__new__(Runtime)  # the device part of a Runtime needs a GPU: the cache does not
+    rt.device, rt._scalars = torch.device("cpu"), {}
+    one = rt.device_scalar(torch.tensor(1e-5))
+    assert rt.device_scalar(torch.tensor(1e-5)) is one
+    assert rt.device_scalar(torch.tensor(1e-5, dtype=torch.float64)) is not one
+    neg = rt.device_scalar(torch.tensor(-0.0))
+    assert str(neg.item()) == "-0.0" and str(rt.device_scalar(torch.tensor(0.0)).item()) == "0.0"
+    nan = rt.device_scalar(torch.tensor(float("nan")))
+    assert rt.device_scalar(torch.tensor(float("nan"))) is nan
+    assert len(rt._scalars) == 5
+
+
 @pytest.mark.parametrize("base", ["contiguous", "column", "offset"])
 def test_descriptor_views_match_tensor_views(base):
     """Runtime.dsubview / dexpand / dcollapse (views only kernels read, as memref descriptors) give

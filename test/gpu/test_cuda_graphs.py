@@ -83,3 +83,32 @@ def test_few_launches_are_not_graphed():
     arts = list(backend._CACHE.values())
     assert arts and all(getattr(a, "graphs", None) is None for a in arts)
     assert "fewer than" in CudaGraphs.eligible(arts[0], backend.config.cuda_graph_min_launches)
+
+
+class Scaled(Block):
+    """A float attribute in tensor arithmetic: Dynamo passes it as a CPU scalar tensor input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = 0.5
+
+    def forward(self, x):
+        return super().forward(x) * self.scale
+
+
+@pytest.mark.parametrize("graphs", [False, True])
+def test_cpu_scalar_inputs_follow_their_value(graphs):
+    """A CPU scalar input is on the device once per value (Runtime.device_scalar) and, in a graph,
+    copied in only when it changed: a new value is still seen at every call."""
+    backend.config.cuda_graphs = graphs
+    m = Scaled().to(DEV).eval()
+    f = torch.compile(m, backend="mlir_sym", dynamic=True)
+    x = torch.randn(6, 64, device=DEV)
+    with torch.no_grad():
+        f(torch.randn(3, 64, device=DEV))
+        for scale in (0.5, 0.5, 0.5, 2.0, 2.0, -0.0, 0.5):
+            m.scale = scale
+            torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+    assert backend.stats.compiles == 1
+    if graphs:
+        assert _graphs().replays >= 3

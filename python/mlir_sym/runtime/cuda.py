@@ -257,10 +257,26 @@ class Runtime:
         self._launch = _launch_fn()
         self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
         self.launches = 0
+        self._scalars: dict[tuple, torch.Tensor] = {}  # device_scalar's copies
 
     # buffers and views
     def empty(self, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device=self.device)
+
+    def device_scalar(self, t: torch.Tensor) -> torch.Tensor:
+        """A CPU scalar tensor input (a float Dynamo passes as a 0-d tensor: HuggingFace models pass
+        about 25 a call, eps values and scales) on the device. Kernels only read inputs
+        (sym-readonly-inputs), so one device copy per value serves every call: a `.item()` on the
+        host instead of an allocation and a pageable host-to-device copy per input and call."""
+        if t.device.type != "cpu":  # a CUDA graph's capture passes its own device buffer
+            return t
+        key = (t.dtype, repr(t.item()))  # repr: -0.0 and 0.0 differ, every NaN is one key
+        d = self._scalars.get(key)
+        if d is None:
+            if len(self._scalars) >= 1024:
+                self._scalars.clear()
+            d = self._scalars[key] = t.to(self.device)
+        return d
 
     @staticmethod
     def desc(t: torch.Tensor) -> tuple:
@@ -376,8 +392,28 @@ class Runtime:
 
     @staticmethod
     def library_einsum(init: bool, equation: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b)."""
-        r = torch.einsum(equation, a, b)
+        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b).
+        A (batched) matmul goes to torch.matmul (about 8 us of host time; torch.einsum's equation
+        parsing and permutes cost 35-40 us a call, see `matmul_form`)."""
+        form = _MATMUL_FORMS.get(equation, 0)
+        if form == 0:
+            form = _MATMUL_FORMS[equation] = matmul_form(equation)
+        if form is None:
+            r = torch.einsum(equation, a, b)
+        else:
+            ta, tb, nk = form
+            if ta:
+                a = a.transpose(-1, -2)
+            elif nk > 1:
+                a = a.flatten(-nk)
+            if tb:
+                b = (b.flatten(-nk) if nk > 1 else b).transpose(-1, -2)
+            elif nk > 1:
+                b = b.flatten(-nk - 1, -2)
+            if init and c.is_contiguous():
+                torch.matmul(a, b, out=c)
+                return
+            r = torch.matmul(a, b)
         c.copy_(r) if init else c.add_(r)
 
     @staticmethod
@@ -456,6 +492,40 @@ class Runtime:
                                         f"failed: {e}") from None
 
 
+_MATMUL_FORMS: dict[str, tuple[bool, bool, int] | None] = {}
+
+
+def matmul_form(equation: str) -> tuple[bool, bool, int] | None:
+    """(transpose a, transpose b, contracted dims) when `einsum(equation, a, b) == matmul(a', b')`,
+    else None. The output is `P i j` (P: batch letters); the contracted letters K (one or more, in
+    the same order in both) follow `i` in `a` (`P i K`; with one letter `P k i` too, transposed);
+    `b` is `P K j` or `P j K` (transposed), or without the batch letters `K j` / `j K` (a weight
+    matmul broadcasts); several contracted dims are flattened into one.
+        'abd,dc->abc' -> (False, False, 1); 'abce,abde->abcd' -> (False, True, 1);
+        'abde,dec->abc' -> (False, False, 2)  (attention's output projection over heads x head dim)"""
+    lhs, out = equation.split("->")
+    ea, eb = lhs.split(",")
+    if len(out) < 2 or any(len(set(e)) != len(e) for e in (ea, eb, out)):
+        return None
+    p, i, j = out[:-2], out[-2], out[-1]
+    k = "".join(x for x in ea if x not in out)
+    if not k or k != "".join(x for x in eb if x not in out) or k not in ea or k not in eb:
+        return None
+    if ea == p + i + k:
+        ta = False
+    elif len(k) == 1 and ea == p + k + i:
+        ta = True
+    else:
+        return None
+    if eb in (p + k + j, k + j):
+        tb = False
+    elif eb in (p + j + k, j + k):
+        tb = True
+    else:
+        return None
+    return ta, tb, len(k)
+
+
 def device_constants(constants: dict[str, dict], device: torch.device) -> dict[str, torch.Tensor]:
     """The host program's constant buffers (memref.global values), put on the device once.
 
@@ -502,5 +572,5 @@ class HostCall:
         if self.cpu_inputs:
             values = list(values)
             for i in self.cpu_inputs:
-                values[i] = values[i].to(self.runtime.device, non_blocking=True)
+                values[i] = self.runtime.device_scalar(values[i])
         return self.fn(*values)

@@ -38,6 +38,7 @@ class _Graph:
     static: list  # the graph's inputs: the caller's tensor (read in place) or the graph's own copy
     in_place: list  # per input: the data_ptr read in place, None when copied (or not a tensor)
     outs: list  # the graph's outputs (its pool's memory)
+    scalars: dict  # input index -> the value of a CPU scalar input its device buffer holds
     replays: int = 0
 
 
@@ -104,6 +105,11 @@ class CudaGraphs:
             if p is not None:
                 if a.data_ptr() != p:
                     return None  # a parameter moved: run normally
+            elif i in g.scalars:  # a CPU scalar (mostly a constant: eps, a scale): copy when it changed
+                v = repr(a.item())
+                if v != g.scalars[i]:
+                    s.copy_(a)
+                    g.scalars[i] = v
             elif isinstance(a, torch.Tensor):
                 s.copy_(a)
         g.graph.replay()
@@ -128,7 +134,9 @@ class CudaGraphs:
                         self.artifact.name, key, str(e).splitlines()[0])
             self.graphs[key] = None
             return None
-        g = _Graph(graph, static, in_place, list(outs))
+        scalars = {i: repr(a.item()) for i, (a, p) in enumerate(zip(args, in_place))
+                   if p is None and isinstance(a, torch.Tensor) and a.device.type == "cpu"}
+        g = _Graph(graph, static, in_place, list(outs), scalars)
         self.graphs[key] = g
         self.captures += 1
         log.info("mlir_sym: captured a CUDA graph of %s for sizes %s", self.artifact.name, key)

@@ -1,0 +1,103 @@
+"""Where a small HuggingFace model's call goes on the GPU: per backend, wall µs a call (back-to-back
+calls), GPU kernel time and kernel count a call (torch.profiler's CUDA activity), the top kernels;
+for our backends also the Python functions with the most own time (cProfile). What to read before
+working on per-call time: host-bound (wall >> GPU time) or GPU-bound (fewer, faster kernels).
+
+    python benchmarks/profile_hf_calls.py [--models bert,gpt2] [--length 8] [--calls 50]
+        [--backends inductor,mlir_sym,mlir_sym_graphs]   (CUDA only; needs transformers)
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+from collections import defaultdict
+
+os.environ.setdefault("MLIR_SYM_ARTIFACT_CACHE", "0")
+import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def gpu_profile(fn, calls: int) -> tuple[float, float, list[tuple[str, float, int]]]:
+    """(GPU µs a call, kernels a call, [(kernel, µs a call, launches a call)] by time)."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    per: dict[str, list[float]] = defaultdict(list)
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per[e.name].append(e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total)
+    total = sum(sum(v) for v in per.values()) / calls
+    count = sum(len(v) for v in per.values()) / calls
+    top = sorted(((k, sum(v) / calls, len(v) // calls) for k, v in per.items()), key=lambda r: -r[1])
+    return total, count, top
+
+
+def wall_us(fn, calls: int) -> float:
+    fn()
+    torch.cuda.synchronize()
+    best = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        best.append((time.perf_counter() - t0) / calls * 1e6)
+    return sorted(best)[1]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default="bert,gpt2")
+    p.add_argument("--length", type=int, default=8)
+    p.add_argument("--calls", type=int, default=50)
+    p.add_argument("--backends", default="inductor,mlir_sym,mlir_sym_graphs")
+    p.add_argument("--top", type=int, default=12)
+    a = p.parse_args()
+    from bench_gpu_compile import make_model
+
+    import mlir_sym.backend as mb
+
+    for name in a.models.split(","):
+        torch.manual_seed(0)
+        model = make_model(name).to("cuda").eval()
+        ids = torch.randint(0, 8000, (1, a.length), device="cuda")
+        for be in a.backends.split(","):
+            torch._dynamo.reset()
+            mb._CACHE.clear()
+            mb.config.cuda_graphs = be == "mlir_sym_graphs"
+            f = model if be == "eager" else torch.compile(
+                model, backend="mlir_sym" if be.startswith("mlir_sym") else be, dynamic=True)
+            with torch.no_grad():
+                call = lambda: f(input_ids=ids)  # noqa: E731
+                for _ in range(3):
+                    call()
+                wall = wall_us(call, a.calls)
+                gpu, n, top = gpu_profile(call, a.calls)
+                print(f"\n== {name} L={a.length} {be}: wall {wall:.1f} us/call, GPU {gpu:.1f} us/call, "
+                      f"{n:.1f} kernels/call", flush=True)
+                for k, us, c in top[:a.top]:
+                    print(f"   {us:8.1f} us  x{c:<3d} {k[:110]}")
+                if be.startswith("mlir_sym"):
+                    pr = cProfile.Profile()
+                    pr.enable()
+                    for _ in range(a.calls):
+                        call()
+                    torch.cuda.synchronize()
+                    pr.disable()
+                    s = io.StringIO()
+                    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(18)
+                    print("\n".join(s.getvalue().splitlines()[:40]), flush=True)
+        mb.config.cuda_graphs = False
+
+
+if __name__ == "__main__":
+    main()
