@@ -41,10 +41,11 @@ Config (`mlir_sym.backend.config`, or environment variables):
       pass, which restarts Dynamo after its trace ("off").
   attention_op (MLIR_SYM_ATTENTION_OP=0 turns it off): scaled_dot_product_attention is traced as one
       node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
-  cuda_graphs (MLIR_SYM_CUDA_GRAPHS=1; off by default), cuda_graph_min_launches
-      (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4): a CUDA artifact of at least that many launches a
-      call replays a CUDA graph per input-size tuple from the size's second call on
-      (runtime/cuda_graphs.py: inputs copied in, outputs cloned out).
+  cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
+      (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
+      default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per
+      input-size tuple from the size's second call on, for sizes whose inputs to copy and outputs to
+      clone are at most that many bytes (runtime/cuda_graphs.py: inputs copied in, outputs cloned out).
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """
@@ -70,7 +71,7 @@ from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
 from mlir_sym.runtime.artifact import Artifact, GuardMiss, SymAssertionError
-from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, min_launches_from_env
+from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
 
 log = logging.getLogger("mlir_sym")
 
@@ -90,9 +91,10 @@ class Config:
     # after AOTAutograd, instead of tracing PyTorch's decomposition of it op by op.
     attention_op: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_OP", "1") == "1")
     # CUDA graphs per input-size tuple for artifacts of at least `cuda_graph_min_launches` launches a
-    # call (runtime/cuda_graphs.py): opt-in.
+    # call, at small sizes (runtime/cuda_graphs.py).
     cuda_graphs: bool = field(default_factory=enabled_from_env)
     cuda_graph_min_launches: int = field(default_factory=min_launches_from_env)
+    cuda_graph_max_bytes: int = field(default_factory=max_bytes_from_env)
 
 
 config = Config()
@@ -196,7 +198,7 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
     if config.cuda_graphs and isinstance(art, Artifact) and getattr(art, "graphs", None) is None:
         why = CudaGraphs.eligible(art, config.cuda_graph_min_launches)
         if why is None:
-            art.graphs = CudaGraphs(art)
+            art.graphs = CudaGraphs(art, max_bytes=config.cuda_graph_max_bytes)
         else:
             log.info("mlir_sym: no CUDA graphs for %s: %s", art.name, why)
     def run(args: list) -> list:

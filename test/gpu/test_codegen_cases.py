@@ -207,3 +207,24 @@ def test_identical_layers_share_their_kernels(tmp_path, monkeypatch):
     launched = re.findall(r"rt\.launch\(K_(\w+),", code.program.source)
     assert len(launched) == code.program.launches and set(launched) == set(kernels)
     assert any(launched.count(k) == 2 for k in kernels), launched  # the second layer launches the first's kernel
+
+
+def test_kernel_only_buffers_come_from_the_call_arena(tmp_path, monkeypatch):
+    """A temporary only kernels read and write (a column sum's partials and result) is carved from
+    the call's arena as a descriptor; a buffer a library call reads stays a torch tensor."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    w = torch.randn(8, 8)
+
+    def f(x):
+        y = (x / x.sum(0)).cumsum(-1) + 1  # kernels into temporaries, then a scan call
+        return (y.exp() @ w).relu()
+
+    src = _codegen_fn(f, (torch.randn(5, 8),))[0].program.source
+    assert src.splitlines()[1] == "    _A = rt.Arena(rt)"
+    taken = re.findall(r"(v\d+) = _A\.take\(", src)
+    assert len(taken) == 2
+    for v in taken:  # descriptors: only launches (as *v) and dims read them
+        for line in src.splitlines():
+            if re.search(rf"\b{v}\b", line) and "_A.take" not in line:
+                assert "rt.launch(" in line and f"*{v}" in line or f"{v}[3 + " in line, line
+    assert "rt.empty(" in src  # the matmul's operand and the scan's buffers are tensors

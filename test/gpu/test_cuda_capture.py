@@ -271,3 +271,24 @@ def test_descriptor_views_match_tensor_views(base):
     assert Runtime.dcollapse(c, [[0, 1, 2]]) == Runtime.desc(c.view(400))
     u = torch.randn(7, 1)
     assert Runtime.dcollapse(u, [[0, 1]]) == Runtime.desc(u.view(7))
+
+
+def test_arena_carves_aligned_descriptors():
+    """Runtime.Arena: contiguous descriptors 256-byte aligned, one chunk a call once the program's
+    size is known (arena_hint), another chunk when a call needs more."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    rt = object.__new__(Runtime)
+    rt.device, rt.arena_hint = torch.device("cpu"), 0
+    a = Runtime.Arena(rt)
+    d1 = a.take((3, 5), 4)
+    d2 = a.take((7,), 8)
+    assert d1[3:] == (3, 5, 5, 1) and d1[0] == d1[1] and d1[2] == 0
+    assert d2[3:] == (7, 1)
+    assert len(a.chunks) == 2 and rt.arena_hint == 512  # no hint on the first call: a chunk each
+    b = Runtime.Arena(rt)
+    e1, e2 = b.take((3, 5), 4), b.take((7,), 8)
+    assert len(b.chunks) == 1 and b.chunks[0].numel() == 512 and e2[0] - e1[0] == 256
+    b.take((100,), 4)
+    assert len(b.chunks) == 2 and rt.arena_hint == 512 + 512
+    assert a.take((0, 4), 4)[3:] == (0, 4, 4, 1)  # an empty buffer is a valid descriptor

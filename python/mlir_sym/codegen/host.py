@@ -126,6 +126,7 @@ class HostCodegen:
         self.library_calls = 0
         self.constants: dict[str, dict] = {}
         self.descs: set = set()  # views only kernels read: memref descriptors (tuples), not tensors
+        self.arena = False  # some buffer is carved from the call's arena
         self._n = 0
 
     # -- values ------------------------------------------------------------------------------
@@ -169,6 +170,8 @@ class HostCodegen:
                 out += self.lines
             out.append("        else:")
             out.append("            raise RuntimeError('bad block')")
+        if self.arena:  # buffers only kernels use: one allocation a call (Runtime.Arena)
+            out.insert(1, "    _A = rt.Arena(rt)")
         src = "\n".join(out) + "\n"
         return HostProgram(src, self.kernels, self.launches, self.library_calls, self.constants)
 
@@ -316,8 +319,12 @@ class HostCodegen:
             return
         dyn = iter(self._ref(v) for v in op.operands)
         shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else str(d) for d in t.shape]
-        self._emit(ind, f"{self._new(op.result)} = rt.empty(({', '.join(shape)}{',' if len(shape) == 1 else ''}), "
-                        f"rt.{_dtype_of(t)})")
+        tup = f"({', '.join(shape)}{',' if len(shape) == 1 else ''})"
+        if _key(op.result) in self.descs:  # only kernels read it: carved from the call's arena
+            self.arena = True
+            self._emit(ind, f"{self._new(op.result)} = _A.take({tup}, {_ITEM_BYTES[str(t.element_type)]})")
+            return
+        self._emit(ind, f"{self._new(op.result)} = rt.empty({tup}, rt.{_dtype_of(t)})")
 
     def _result_shape(self, op, dyn_names, src: str, collapse: bool) -> str:
         t = ir.MemRefType(op.result.type)
@@ -442,14 +449,21 @@ _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape")
 
 
 def _descriptor_views(blocks: list) -> set:
-    """The views (subview, expand_shape, collapse_shape) whose every use is a kernel operand, a
-    `memref.dim`, or another such view: the host program computes their memref descriptors with
-    integer arithmetic (Runtime.dsubview / dexpand / dcollapse: 0.4 us) instead of making tensor
-    views (as_strided / view: 1.4 to 2.7 us each on the H100 host, bench_host_primitives.py)."""
+    """The views (subview, expand_shape, collapse_shape) and allocations whose every use is a kernel
+    operand, a `memref.dim`, or another such view: the host program computes their memref
+    descriptors with integer arithmetic (Runtime.dsubview / dexpand / dcollapse: 0.4 us) instead of
+    making tensor views (as_strided / view: 1.4 to 2.7 us each on the H100 host,
+    bench_host_primitives.py), and carves such buffers from one allocation a call (Runtime.Arena)
+    instead of a torch.empty each (5-7 us)."""
     ops = [c.operation for b in blocks for c in b.operations]
     descs: set = set()
     for op in reversed(ops):  # users come after their operands: decided before them
-        if op.name not in _VIEWS or str(ir.MemRefType(op.result.type).element_type) not in _ITEM_BYTES:
+        if op.name == "memref.alloc":
+            if HOST_BUFFER_ATTR in op.attributes or _only_scan_accumulator(op.result) or op.operation.regions:
+                continue
+        elif op.name not in _VIEWS:
+            continue
+        if str(ir.MemRefType(op.result.type).element_type) not in _ITEM_BYTES:
             continue
         uses = list(op.result.uses)
         ok = bool(uses)

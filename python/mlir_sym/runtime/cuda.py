@@ -258,6 +258,7 @@ class Runtime:
         self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
         self.launches = 0
         self._scalars: dict[tuple, torch.Tensor] = {}  # device_scalar's copies
+        self.arena_hint = 0  # bytes of arena buffers the host program took in a call, at most
 
     # buffers and views
     def empty(self, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
@@ -298,6 +299,41 @@ class Runtime:
             sizes = [sizes[i] for i in keep]
             new_strides = [new_strides[i] for i in keep]
         return t.as_strided(list(sizes), new_strides, off)
+
+    class Arena:
+        """The buffers of one host-program call that only kernels use (codegen/host.py
+        `_descriptor_views`), carved as memref descriptors from one torch allocation: about 1 us a
+        buffer instead of a torch.empty (5-7 us). A chunk is as large as the most the program has
+        used in a call (`arena_hint`), so a call usually allocates once; chunks go back to torch's
+        allocator when the call returns, as the buffers did."""
+
+        __slots__ = ("rt", "chunks", "base", "off", "cap", "used")
+
+        def __init__(self, rt: "Runtime") -> None:
+            self.rt = rt
+            self.chunks: list[torch.Tensor] = []
+            self.base = self.off = self.cap = self.used = 0
+
+        def take(self, shape: tuple, item: int) -> tuple:
+            n = item
+            for d in shape:
+                n *= d
+            n = (n + 255) & -256  # 256-byte aligned, as torch's allocator aligns (vector accesses)
+            if self.off + n > self.cap:
+                size = max(n, self.rt.arena_hint - self.used, 256)
+                chunk = torch.empty(size, dtype=torch.uint8, device=self.rt.device)
+                self.chunks.append(chunk)
+                self.base, self.off, self.cap = chunk.data_ptr(), 0, size
+            p = self.base + self.off
+            self.off += n
+            self.used += n
+            if self.used > self.rt.arena_hint:
+                self.rt.arena_hint = self.used
+            st, s = [], 1
+            for d in reversed(shape):
+                st.append(s)
+                s *= d
+            return (p, p, 0, *shape, *reversed(st))
 
     # memref descriptors of views only kernels read (codegen/host.py `_descriptor_views`): tuples
     # (pointer, pointer, 0, sizes..., strides...) computed from a tensor's or another descriptor's

@@ -1,5 +1,5 @@
-"""CUDA graphs of an artifact's calls, per input-size tuple (opt-in: `MLIR_SYM_CUDA_GRAPHS=1` or
-`mlir_sym.backend.config.cuda_graphs = True`).
+"""CUDA graphs of an artifact's calls, per input-size tuple (on by default; `MLIR_SYM_CUDA_GRAPHS=0` or
+`mlir_sym.backend.config.cuda_graphs = False` turns them off).
 
 At small sizes a GPU call is its host program: 5 to 10 us of Python per launch, library call or
 allocation (benchmarks/bench_host_primitives.py), while the kernels take a few microseconds. For an
@@ -8,6 +8,9 @@ call with the same input sizes (the artifact's memo key) captures the whole host
 graph (torch.cuda.graph, one memory pool per artifact); later calls with those sizes copy the inputs
 into the graph's input buffers, replay the graph and return copies of its outputs: about one host
 statement per input and output instead of one per launch. The first call of a size runs normally.
+Only small sizes are graphed: a size whose inputs to copy or outputs to clone exceed `max_bytes`
+(16 MiB, `MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) a call runs normally (there the kernels dominate, and
+copies and the graph's memory would cost).
 
 What the graph reads in place: an input that was the same tensor object, at the same address, at
 the first two calls of the size (parameters, buffers) is not copied; a later call with another
@@ -45,9 +48,10 @@ class _Graph:
 class CudaGraphs:
     """The CUDA graphs of one artifact (runtime/artifact.py calls `call` before running a plan)."""
 
-    def __init__(self, artifact: Any, max_graphs: int = 8) -> None:
+    def __init__(self, artifact: Any, max_graphs: int = 8, max_bytes: int = 16 << 20) -> None:
         self.artifact = artifact
         self.max_graphs = max_graphs
+        self.max_bytes = max_bytes
         self.graphs: dict[tuple, _Graph | None] = {}  # None: this size runs normally
         self.first_ptrs: dict[tuple, list] = {}
         self.pool = None
@@ -98,8 +102,17 @@ class CudaGraphs:
             # a new activation that happens to reuse the first one's memory is copied
             in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
                         for a, f in zip(args, first)]
+            copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
+            if copied > self.max_bytes:  # a large size: launches do not dominate, copies would cost
+                self.graphs[key] = None
+                log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy",
+                         self.artifact.name, key, copied)
+                return None
             g = self._capture(key, plan, args, in_place)
             if g is None:
+                return None
+            if sum(_nbytes(o) for o in g.outs) > self.max_bytes:
+                self.graphs[key] = None  # outputs too large to clone at every call: run normally
                 return None
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
             if p is not None:
@@ -143,8 +156,16 @@ class CudaGraphs:
         return g
 
 
+def _nbytes(t: Any) -> int:
+    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+
+
 def enabled_from_env() -> bool:
-    return os.environ.get("MLIR_SYM_CUDA_GRAPHS", "0") == "1"
+    return os.environ.get("MLIR_SYM_CUDA_GRAPHS", "1") != "0"
+
+
+def max_bytes_from_env() -> int:
+    return int(os.environ.get("MLIR_SYM_CUDA_GRAPH_MAX_BYTES", str(16 << 20)))
 
 
 def min_launches_from_env() -> int:
