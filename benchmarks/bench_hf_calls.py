@@ -86,7 +86,8 @@ def main() -> None:
                            "compile_and_warm_s": warm_s,
                            "graph_captures": sum(g.captures for g in graphs) if graphs else 0}
                     rows.append(row)
-                    print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+                    print(json.dumps({k: (float(f"{v:.2e}") if k == "max_abs_err" else round(v, 3) if isinstance(v, float)
+                                      else v) for k, v in row.items()}), flush=True)
         mb.config.cuda_graphs = False
     print(f"\n{'model':6} {'length':>6} " + " ".join(f"{b:>16}" for b in a.backends.split(",")) + "   (us/call; ratio to inductor)")
     for name in a.models.split(","):
