@@ -7,6 +7,7 @@ from mlir_sym.passes import (  # noqa: F401
     decompose_concat,
     defer_nested_asserts,
     duplicate_elementwise,
+    fold_transposes,
     forward_copies,
     gpu_dedup_kernels,
     gpu_device_asserts,

@@ -129,7 +129,13 @@ class GpuLibraryCalls(SymPass):
         fill = _zero_fill_before(o, c)
         if fill is not None:
             fill.erase()
-        self._library_call(module, o, decls, f"einsum{'_init' if fill is not None else ''}_{a}_{b}_{out}")
+        # a transposed weight (GPT-2's / BERT's linear layers once fusion generalized the matmul): the
+        # view has the copy's logical shape, so the subscripts stay
+        self._dead = []
+        x, y = self._untranspose(o, o.operands[0]), self._untranspose(o, o.operands[1])
+        self._library_call(module, o, decls, f"einsum{'_init' if fill is not None else ''}_{a}_{b}_{out}", [x, y, c])
+        for dead in self._dead:
+            dead.erase()
         self.bump("library-einsums")
 
     def _scan(self, module: ir.Operation, o: ir.Operation, decls: dict[str, str]) -> None:

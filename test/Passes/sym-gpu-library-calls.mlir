@@ -403,3 +403,27 @@ func.func @contractions(%x: memref<?x?x256xf32>, %w: memref<256x768xf32>, %flat:
   }
   return
 }
+
+// -----
+
+// nn.Linear's weight.t() copied into a buffer only the contraction reads: the einsum reads a
+// transposed view of the argument instead (no copy kernel a call), with the same subscripts.
+// CHECK-LABEL: func.func @contraction_of_transposed_weight
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[T:.*]] = memref.transpose %arg1 (d0, d1) -> (d1, d0) : memref<768x256xf32> to memref<256x768xf32, strided<[1, 256]>>
+// CHECK:         call @__sym_einsum_abd_dc_abc_0(%arg0, %[[T]], %arg2) : (memref<?x?x256xf32>, memref<256x768xf32, strided<[1, 256]>>, memref<?x?x768xf32>) -> ()
+func.func @contraction_of_transposed_weight(%x: memref<?x?x256xf32>, %w: memref<768x256xf32>, %c: memref<?x?x768xf32>) {
+  %wt = memref.alloc() : memref<256x768xf32>
+  linalg.transpose ins(%w : memref<768x256xf32>) outs(%wt : memref<256x768xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %wt : memref<?x?x256xf32>, memref<256x768xf32>) outs(%c : memref<?x?x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -192,17 +192,22 @@ def test_library_einsum_sets_or_accumulates():
 
 
 @pytest.mark.parametrize("equation, form", [
-    ("abd,dc->abc", (False, False, 1)),  # a linear layer's weight (broadcast over the batch)
-    ("abce,abed->abcd", (False, False, 1)),  # attention's p @ v
-    ("abce,abde->abcd", (False, True, 1)),  # q @ k^T with k as stored
-    ("abec,abed->abcd", (True, False, 1)),
-    ("ab,cb->ac", (False, True, 1)),
-    ("abde,dec->abc", (False, False, 2)),  # attention's output projection over (heads, head dim)
-    ("abde,cde->abc", (False, True, 2)),
-    ("abde,ced->abc", None),  # contracted letters in another order
+    ("abd,dc->abc", (None, None, 0, 2, 1, 1)),  # a linear layer: batch and rows are one row dim
+    ("abce,abed->abcd", (None, None, 2, 1, 1, 1)),  # attention's p @ v
+    ("abce,abde->abcd", (None, (0, 1, 3, 2), 2, 1, 1, 1)),  # q @ k^T with k as stored
+    ("abec,abed->abcd", ((0, 1, 3, 2), None, 2, 1, 1, 1)),
+    ("abce,aebd->abcd", (None, (0, 2, 1, 3), 2, 1, 1, 1)),  # p @ v with v in [batch, length, heads, dim]
+    ("ab,cb->ac", (None, (1, 0), 0, 1, 1, 1)),
+    ("abde,dec->abc", (None, None, 0, 2, 2, 1)),  # attention's output projection over (heads, head dim)
+    ("abde,cde->abc", (None, (1, 2, 0), 0, 2, 2, 1)),
+    ("abe,cde->abcd", (None, (2, 0, 1), 0, 2, 1, 2)),  # a projection into (heads, head dim)
+    ("aeb,ecd->abcd", ((0, 2, 1), None, 0, 2, 1, 2)),
+    ("bce,de->bcd", (None, (1, 0), 0, 2, 1, 1)),
+    ("abde,ced->abc", (None, (2, 1, 0), 0, 2, 2, 1)),  # contracted letters in another order
     ("abc,abc->ab", None),  # no contracted pair left for a matmul: torch.einsum
     ("abd,dc->acb", None),  # output transposed
     ("abd,ad->ab", None),
+    ("ab,bc->a", None),  # a letter summed in one operand only
 ])
 @pytest.mark.parametrize("out", ["contiguous", "strided"])
 def test_library_einsum_matmul_forms(equation, form, out):

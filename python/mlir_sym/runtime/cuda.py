@@ -437,19 +437,13 @@ class Runtime:
         if form is None:
             r = torch.einsum(equation, a, b)
         else:
-            ta, tb, nk = form
-            if ta:
-                a = a.transpose(-1, -2)
-            elif nk > 1:
-                a = a.flatten(-nk)
-            if tb:
-                b = (b.flatten(-nk) if nk > 1 else b).transpose(-1, -2)
-            elif nk > 1:
-                b = b.flatten(-nk - 1, -2)
+            pa, pb, np_, ni, nk, nj = form
+            a = _grouped(a, pa, np_, ni)
+            b = _grouped(b, pb, b.dim() - nk - nj, nk)
             if init and c.is_contiguous():
-                torch.matmul(a, b, out=c)
+                torch.matmul(a, b, out=c.view(*c.shape[:np_], a.shape[-2], b.shape[-1]))
                 return
-            r = torch.matmul(a, b)
+            r = torch.matmul(a, b).view(c.shape)
         c.copy_(r) if init else c.add_(r)
 
     @staticmethod
@@ -528,38 +522,55 @@ class Runtime:
                                         f"failed: {e}") from None
 
 
-_MATMUL_FORMS: dict[str, tuple[bool, bool, int] | None] = {}
+_MATMUL_FORMS: dict[str, tuple | None] = {}
 
 
-def matmul_form(equation: str) -> tuple[bool, bool, int] | None:
-    """(transpose a, transpose b, contracted dims) when `einsum(equation, a, b) == matmul(a', b')`,
-    else None. The output is `P i j` (P: batch letters); the contracted letters K (one or more, in
-    the same order in both) follow `i` in `a` (`P i K`; with one letter `P k i` too, transposed);
-    `b` is `P K j` or `P j K` (transposed), or without the batch letters `K j` / `j K` (a weight
-    matmul broadcasts); several contracted dims are flattened into one.
-        'abd,dc->abc' -> (False, False, 1); 'abce,abde->abcd' -> (False, True, 1);
-        'abde,dec->abc' -> (False, False, 2)  (attention's output projection over heads x head dim)"""
+def matmul_form(equation: str) -> tuple | None:
+    """(a's permutation or None, b's permutation or None, |P|, |I|, |K|, |J|) when
+    `einsum(equation, a, b)` is a (batched) matmul of permuted and reshaped operands, else None.
+    The letters group as P (batch: in a, b and the output), I (a and output), J (b and output) and
+    K (contracted: a and b). The output must be `P I J`; `a` is permuted (a view) to `P I K` and `b`
+    to `P K J`, or to `K J` when it has no P (a weight that matmul broadcasts); each group is then
+    flattened into one dim (a view where the strides allow), and `matmul(a'[P, I, K], b'[P, K, J])`
+    is viewed as the output. cuBLAS reads a transposed last pair of dims without a copy.
+        'abd,dc->abc' -> (None, None, 0, 2, 1, 1)        a linear layer ([a*b, d] @ [d, c])
+        'abce,abde->abcd' -> (None, (0, 1, 3, 2), 2, 1, 1, 1)   q @ k^T
+        'abe,cde->abcd' -> (None, (2, 0, 1), 0, 2, 1, 2)   a projection into heads"""
     lhs, out = equation.split("->")
     ea, eb = lhs.split(",")
-    if len(out) < 2 or any(len(set(e)) != len(e) for e in (ea, eb, out)):
+    if any(len(set(e)) != len(e) for e in (ea, eb, out)) or set(out) - set(ea) - set(eb) \
+            or (set(ea) ^ set(eb)) - set(out):
         return None
-    p, i, j = out[:-2], out[-2], out[-1]
+    p = "".join(x for x in out if x in ea and x in eb)
+    i = "".join(x for x in out if x in ea and x not in eb)
+    j = "".join(x for x in out if x in eb and x not in ea)
     k = "".join(x for x in ea if x not in out)
-    if not k or k != "".join(x for x in eb if x not in out) or k not in ea or k not in eb:
+    if not (i and j and k) or out != p + i + j:
         return None
-    if ea == p + i + k:
-        ta = False
-    elif len(k) == 1 and ea == p + k + i:
-        ta = True
-    else:
+    want_a = p + i + k
+    want_b = (p if set(p) <= set(eb) and len(eb) == len(p) + len(k) + len(j) else "") + k + j
+    if sorted(want_b) != sorted(eb):
         return None
-    if eb in (p + k + j, k + j):
-        tb = False
-    elif eb in (p + j + k, j + k):
-        tb = True
-    else:
-        return None
-    return ta, tb, len(k)
+    pa = tuple(ea.index(x) for x in want_a)
+    pb = tuple(eb.index(x) for x in want_b)
+    ident = lambda q: q == tuple(range(len(q)))  # noqa: E731
+    return (None if ident(pa) else pa), (None if ident(pb) else pb), len(p), len(i), len(k), len(j)
+
+
+def _grouped(t: torch.Tensor, perm: tuple | None, lead: int, n1: int) -> torch.Tensor:
+    """`t` permuted by `perm`, as [lead dims..., prod(next n1 dims), prod(the rest)]."""
+    if perm is not None:
+        t = t.permute(perm)
+    if t.dim() != lead + 2:
+        sh = t.shape
+        first = 1
+        for d in sh[lead:lead + n1]:
+            first *= d
+        rest = 1
+        for d in sh[lead + n1:]:
+            rest *= d
+        t = t.reshape(*sh[:lead], first, rest)
+    return t
 
 
 def device_constants(constants: dict[str, dict], device: torch.device) -> dict[str, torch.Tensor]:

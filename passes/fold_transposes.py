@@ -1,0 +1,121 @@
+"""Fold `linalg.transpose` on tensors into the generics that read it or into the generic that makes
+its input, so that a permute is not a kernel of its own.
+
+`linalg-fuse-elementwise-ops` fuses generics only, so a transpose (torch's permute, `x.transpose`,
+`k.transpose(-1, -2)`) stayed a launch that reads and writes the whole tensor. In attention that was
+the bias add of each q/k/v projection followed by the permute into heads (two launches a
+projection), the `k^T` copy before `q @ k^T`, and the permuted weights of a generalized contraction
+(BERT's `[4, 64, 256]` views of a projection weight) copied at every call before the einsum call.
+Runs after elementwise fusion (reshapes are propagated by then), in two ways, until nothing changes:
+
+- into the readers: when only `linalg.generic`s read the transpose, as inputs, each reads the
+  transpose's input through the composed indexing map (a contraction keeps its `out + a * b` body,
+  so sym-gpu-library-calls still makes it a library call, whose runtime reads the strided view);
+- into the producer: otherwise, when the input is the only use of an all-parallel generic's result
+  (whose body does not read its output), that generic writes the transposed layout itself: its init
+  becomes the transpose's and its output map the composed one.
+
+Nothing is fused beyond that: a contraction never absorbs an elementwise producer here (its library
+call would be lost).
+
+Before:
+  %y = linalg.generic {... ["parallel" x4]} ins(%x, %b) outs(%e0) {addf} -> tensor<1x?x4x64xf32>
+  %t = linalg.transpose ins(%y : tensor<1x?x4x64xf32>) outs(%e1 : tensor<1x4x?x64xf32>) permutation = [0, 2, 1, 3]
+After:
+  %t = linalg.generic {indexing_maps = [..., affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>], ...}
+      ins(%x, %b) outs(%e1) {addf} -> tensor<1x4x?x64xf32>
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from mlir_sym.passes._compute_common import defining_op, walk_ops
+from mlir_sym.passes.registry import SymPass, register
+
+
+def _user(u) -> ir.Operation:
+    return u.owner.operation if hasattr(u.owner, "operation") else u.owner
+
+
+def _maps(g: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+
+
+def _set_maps(g: ir.Operation, maps: list[ir.AffineMap]) -> None:
+    g.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+
+
+def _n_inputs(g: ir.Operation) -> int:
+    return len(g.opview.inputs)
+
+
+def _all_parallel(g: ir.Operation) -> bool:
+    return all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"]))
+
+
+@register
+class FoldTransposes(SymPass):
+    """Fold linalg.transpose on tensors into the generics reading it or into the all-parallel generic making its input."""
+
+    name = "sym-fold-transposes"
+
+    def run(self, op: ir.Operation) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for t in [o for o in walk_ops(op) if o.name == "linalg.transpose"]:
+                if len(t.results) != 1 or not isinstance(t.results[0].type, ir.RankedTensorType):
+                    continue  # on buffers
+                if self._into_readers(t):
+                    self.bump("into-readers")
+                    changed = True
+                elif self._into_producer(t):
+                    self.bump("into-producer")
+                    changed = True
+
+    @staticmethod
+    def _perm(t: ir.Operation) -> list[int]:
+        return list(ir.DenseI64ArrayAttr(t.attributes["permutation"]))
+
+    def _into_readers(self, t: ir.Operation) -> bool:
+        uses = [(_user(u), u.operand_number) for u in t.results[0].uses]
+        if not uses or any(o.name != "linalg.generic" or n >= _n_inputs(o) for o, n in uses):
+            return False
+        perm = self._perm(t)
+        inverse = [0] * len(perm)
+        for j, k in enumerate(perm):
+            inverse[k] = j
+        src = t.operands[0]
+        for o, n in uses:
+            maps = _maps(o)
+            m = maps[n]
+            # the reader indexes the transpose's dim j with m.results[j]; the input's dim k is the
+            # transpose's dim j with perm[j] == k
+            maps[n] = ir.AffineMap.get(m.n_dims, m.n_symbols, [m.results[inverse[k]] for k in range(len(perm))])
+            _set_maps(o, maps)
+            o.operands[n] = src
+        t.erase()
+        return True
+
+    def _into_producer(self, t: ir.Operation) -> bool:
+        src = t.operands[0]
+        g = defining_op(src)
+        if g is None or g.name != "linalg.generic" or len(g.results) != 1 or not _all_parallel(g):
+            return False
+        if len(list(src.uses)) != 1:
+            return False
+        body = g.regions[0].blocks[0]
+        if len(list(body.arguments[-1].uses)):
+            return False  # the body reads its output: a new init would change what it computes
+        maps = _maps(g)
+        out = maps[-1]
+        perm = self._perm(t)
+        # the result's dim j is the input's dim perm[j], which the generic wrote at out.results[perm[j]]
+        maps[-1] = ir.AffineMap.get(out.n_dims, out.n_symbols, [out.results[perm[j]] for j in range(len(perm))])
+        g.move_before(t)  # the transpose's init may be defined after the generic
+        _set_maps(g, maps)
+        g.operands[_n_inputs(g)] = t.operands[1]
+        g.results[0].set_type(t.results[0].type)
+        t.results[0].replace_all_uses_with(g.results[0])
+        t.erase()
+        return True

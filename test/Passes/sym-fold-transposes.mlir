@@ -1,0 +1,105 @@
+// RUN: symopt %s --split-input-file --sym-fold-transposes | filecheck %s
+
+// A transpose only generics read: each reads the transpose's input through the composed map (k^T
+// into q @ k^T keeps the contraction's `out + a * b` body, the library call's form).
+// CHECK-DAG:   #[[KT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-LABEL: func.func @into_readers
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[KT]], #{{.*}}]
+// CHECK-SAME:      ins(%arg0, %arg1 : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>)
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.addf
+func.func @into_readers(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %s: tensor<2x4x?x?xf32>) -> tensor<2x4x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %k, %c2 : tensor<2x4x?x16xf32>
+  %e = tensor.empty(%n) : tensor<2x4x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x?x16xf32>) outs(%e : tensor<2x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kt : tensor<2x4x?x16xf32>, tensor<2x4x16x?xf32>) outs(%s : tensor<2x4x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %x = arith.addf %acc, %m : f32
+    linalg.yield %x : f32
+  } -> tensor<2x4x?x?xf32>
+  return %r : tensor<2x4x?x?xf32>
+}
+
+// -----
+
+// A transpose the return reads, of an elementwise generic's result that nothing else reads: the
+// generic writes the transposed layout into the transpose's init (the bias add and the permute into
+// heads in one kernel).
+// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: func.func @into_producer
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<1x4x?x16xf32>
+// CHECK-NEXT:    %[[G:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT]]]
+// CHECK-SAME:      outs(%[[E]] : tensor<1x4x?x16xf32>)
+// CHECK:           arith.addf
+// CHECK:         } -> tensor<1x4x?x16xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[G]]
+func.func @into_producer(%x: tensor<1x?x4x16xf32>, %b: tensor<4x16xf32>) -> tensor<1x4x?x16xf32> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<1x?x4x16xf32>
+  %e0 = tensor.empty(%n) : tensor<1x?x4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %b : tensor<1x?x4x16xf32>, tensor<4x16xf32>) outs(%e0 : tensor<1x?x4x16xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x4x16xf32>
+  %e1 = tensor.empty(%n) : tensor<1x4x?x16xf32>
+  %t = linalg.transpose ins(%y : tensor<1x?x4x16xf32>) outs(%e1 : tensor<1x4x?x16xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// Left alone: a transpose a named matmul reads (sym-gpu-library-calls folds one of an argument into
+// a transposed view), one of a result something else reads too, one of a reduction's result, and
+// one whose producer reads its output.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-4: linalg.transpose
+func.func @kept(%w: tensor<8x4xf32>, %x: tensor<3x4xf32>, %r: tensor<4x4xf32>) -> (tensor<3x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %wt = linalg.transpose ins(%w : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<3x8xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e2 : tensor<3x8xf32>) -> tensor<3x8xf32>
+  %mm = linalg.matmul ins(%x, %wt : tensor<3x4xf32>, tensor<4x8xf32>) outs(%z : tensor<3x8xf32>) -> tensor<3x8xf32>
+  %e3 = tensor.empty() : tensor<4x4xf32>
+  %neg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4x4xf32>) outs(%e3 : tensor<4x4xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %n = arith.negf %u : f32
+    linalg.yield %n : f32
+  } -> tensor<4x4xf32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %nt = linalg.transpose ins(%neg : tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) permutation = [1, 0]
+  %acc = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4x4xf32>) outs(%r : tensor<4x4xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %s = arith.addf %u, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %e5 = tensor.empty() : tensor<4x4xf32>
+  %at = linalg.transpose ins(%acc : tensor<4x4xf32>) outs(%e5 : tensor<4x4xf32>) permutation = [1, 0]
+  %red = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<4x4xf32>) outs(%r : tensor<4x4xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %s = arith.addf %u, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %e6 = tensor.empty() : tensor<4x4xf32>
+  %rt = linalg.transpose ins(%red : tensor<4x4xf32>) outs(%e6 : tensor<4x4xf32>) permutation = [1, 0]
+  return %mm, %nt, %neg, %at, %rt : tensor<3x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
