@@ -70,7 +70,7 @@ from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import LoweringError
-from mlir_sym.runtime.artifact import Artifact, GuardMiss, SymAssertionError
+from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError
 from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
 
 log = logging.getLogger("mlir_sym")
@@ -194,13 +194,26 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
     return _runner(art, gm)
 
 
+def _graphed(art: Any) -> None:
+    """CUDA graphs per size for `art` where config and the artifact allow (runtime/cuda_graphs.py); a
+    data-dependent graph's count phases and fill are artifacts of their own (the counts are read
+    back between them, outside any graph)."""
+    if isinstance(art, CountFillArtifact):
+        for a in [*art.count_artifacts, art.fill]:
+            _graphed(a)
+        return
+    if not isinstance(art, Artifact) or getattr(art, "graphs", None) is not None:
+        return
+    why = CudaGraphs.eligible(art, config.cuda_graph_min_launches)
+    if why is None:
+        art.graphs = CudaGraphs(art, max_bytes=config.cuda_graph_max_bytes)
+    else:
+        log.info("mlir_sym: no CUDA graphs for %s: %s", art.name, why)
+
+
 def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
-    if config.cuda_graphs and isinstance(art, Artifact) and getattr(art, "graphs", None) is None:
-        why = CudaGraphs.eligible(art, config.cuda_graph_min_launches)
-        if why is None:
-            art.graphs = CudaGraphs(art, max_bytes=config.cuda_graph_max_bytes)
-        else:
-            log.info("mlir_sym: no CUDA graphs for %s: %s", art.name, why)
+    if config.cuda_graphs:
+        _graphed(art)
     def run(args: list) -> list:
         stats.calls += 1
         try:

@@ -112,3 +112,25 @@ def test_cpu_scalar_inputs_follow_their_value(graphs):
     assert backend.stats.compiles == 1
     if graphs:
         assert _graphs().replays >= 3
+
+
+def test_data_dependent_fill_is_graphed_and_follows_the_mask():
+    """A data-dependent graph's fill artifact (and count phases of enough launches) get CUDA graphs
+    per size; the counts are read between them, so a new mask of the same input size gives a new
+    output size and the right values."""
+    backend.config.cuda_graphs = True
+
+    def f(x):
+        return x[x > 0.5] * 2 + 1
+
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        g = torch.compile(f, backend="mlir_sym", dynamic=True)
+        x = torch.randn(300, device=DEV)
+        for _ in range(4):
+            torch.testing.assert_close(g(x), f(x))
+        y = torch.randn(300, device=DEV)  # same size, another mask and count
+        torch.testing.assert_close(g(y), f(y))
+        x.neg_()  # in place: copied in again at the next replay
+        torch.testing.assert_close(g(x), f(x))
+    (art,) = backend._CACHE.values()
+    assert art.fill.graphs is not None and art.fill.graphs.replays >= 2
