@@ -1585,7 +1585,10 @@ def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
     if any(mem is None for a in acc for _, mem, _ in a):
         return False
 
-    def at_row(idxs, args) -> bool:
+    def at_row(idxs, args, mem) -> bool:
+        # index 0 of a static unit dim (a batch of 1: `[0, row, 0]` into [1, n, 1]) names no row
+        shape = ir.MemRefType(mem.type).shape
+        idxs = [i for d, i in enumerate(idxs) if not (shape[d] == 1 and _const(i) == 0)]
         return len(idxs) >= k and all(i == a for i, a in zip(idxs[:k], args))
 
     for a, (accs_a, args_a) in enumerate(zip(acc, row_args)):
@@ -1599,7 +1602,7 @@ def _row_group_ok(loops: list[ir.Operation], rows: list) -> bool:
                 for op_l, mem_l, idx_l in accs_b:
                     if not (_root(mem_l) == root):
                         continue
-                    if not (mem_l == mem_s) or not at_row(idx_s, args_a) or not at_row(idx_l, args_b):
+                    if not (mem_l == mem_s) or not at_row(idx_s, args_a, mem_s) or not at_row(idx_l, args_b, mem_l):
                         return False
     return True
 

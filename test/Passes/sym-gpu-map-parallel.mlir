@@ -732,6 +732,79 @@ func.func @no_row_group_when_reading_another_row(%x: memref<?x?xf32>, %y: memref
 
 // -----
 
+// A batch of 1: the per-row buffers are [1, n, 1] and every nest indexes them `[0, row, 0]`; index 0
+// of a static unit dim names no row, so the sum and the normalization are still one row group.
+// VEC-LABEL: func.func @row_group_with_unit_dims
+// VEC-COUNT-1: gpu.launch
+// VEC-NOT:     gpu.launch
+func.func @row_group_with_unit_dims(%x: memref<1x?x256xf32>, %y: memref<1x?x256xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c1 : memref<1x?x256xf32>
+  %s = memref.alloc(%n) : memref<1x?x1xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %s[%c0, %i, %c0] : memref<1x?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %c256 step %c1 {
+      %v = memref.load %x[%c0, %i, %j] : memref<1x?x256xf32>
+      %acc = memref.load %s[%c0, %i, %c0] : memref<1x?x1xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %s[%c0, %i, %c0] : memref<1x?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c256) step (%c1, %c1) {
+    %v = memref.load %x[%c0, %i, %j] : memref<1x?x256xf32>
+    %t = memref.load %s[%c0, %i, %c0] : memref<1x?x1xf32>
+    %r = arith.divf %v, %t : f32
+    memref.store %r, %y[%c0, %i, %j] : memref<1x?x256xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Index 0 of a dim that is not a static 1 is a row of its own: reading `[0, row]` of a [?, n]
+// buffer reads what another block writes, so no group.
+// VEC-LABEL: func.func @no_row_group_when_zero_index_is_a_row
+// VEC-COUNT-2: gpu.launch
+func.func @no_row_group_when_zero_index_is_a_row(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %s = memref.alloc(%m, %m) : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%c0, %i] : memref<?x?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %s[%c0, %i] : memref<?x?xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %s[%c0, %i] : memref<?x?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %t = memref.load %s[%c0, %i] : memref<?x?xf32>
+    memref.store %t, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
 // A count computed on the device that the host needs (an assert on `x[mask].amax()` of an empty
 // selection): the device store runs in a one-thread launch; the load and the scalar arithmetic on
 // it stay on the host, which reads the value back after the launch.

@@ -501,6 +501,7 @@ add(Case("transformer_block", _module(Block), lambda n: (randn(n, 2, n, 16),), b
          atol=1e-4, rtol=1e-4))
 add(Case("causal_attention_batch1", _module(CausalSelfAttention), lambda n: (randn(n, 1, n, 16),),
          atol=1e-4, rtol=1e-4))
+add(Case("layernorm_batch1", _module(lambda: nn.LayerNorm(24)), lambda n: (randn(n, 1, n, 24),), atol=1e-5, rtol=1e-5))
 add(Case("split_slices_batch1", _fn(_split_slices), lambda n: (randn(n, 1, n, 12),)))
 add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40)))
 
