@@ -297,3 +297,18 @@ def test_arena_carves_aligned_descriptors():
     b.take((100,), 4)
     assert len(b.chunks) == 2 and rt.arena_hint == 512 + 512
     assert a.take((0, 4), 4)[3:] == (0, 4, 4, 1)  # an empty buffer is a valid descriptor
+
+
+def test_transposed_right_operand_copied_only_for_few_rows():
+    """Runtime `_rhs`: a transposed weight view is copied contiguous before a matmul of fewer than
+    SMALL_M rows (cuBLAS's slow "tn" choice there) and read as a view from SMALL_M rows on."""
+    from mlir_sym.runtime.cuda import SMALL_M, _rhs
+
+    w = torch.randn(16, 24)
+    wt = w.t()  # [24, 16], column-major
+    few, many = torch.randn(SMALL_M - 1, 24), torch.randn(SMALL_M, 24)
+    b = _rhs(few, wt)
+    assert b.is_contiguous() and torch.equal(b, wt)
+    assert _rhs(many, wt) is wt
+    c = torch.randn(24, 16)
+    assert _rhs(few, c) is c

@@ -412,10 +412,11 @@ class Runtime:
     # library calls (func.call @__sym_<kind>_<n> in the host function)
     @staticmethod
     def library_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        c.addmm_(a, b)
+        c.addmm_(a, _rhs(a, b))
 
     @staticmethod
     def library_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        b = _rhs(a, b)
         torch.mm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.mm(a, b))
 
     @staticmethod
@@ -439,7 +440,7 @@ class Runtime:
         else:
             pa, pb, np_, ni, nk, nj = form
             a = _grouped(a, pa, np_, ni)
-            b = _grouped(b, pb, b.dim() - nk - nj, nk)
+            b = _rhs(a, _grouped(b, pb, b.dim() - nk - nj, nk))
             if init and c.is_contiguous():
                 torch.matmul(a, b, out=c.view(*c.shape[:np_], a.shape[-2], b.shape[-1]))
                 return
@@ -555,6 +556,20 @@ def matmul_form(equation: str) -> tuple | None:
     pb = tuple(eb.index(x) for x in want_b)
     ident = lambda q: q == tuple(range(len(q)))  # noqa: E731
     return (None if ident(pa) else pa), (None if ident(pb) else pb), len(p), len(i), len(k), len(j)
+
+
+SMALL_M = 32  # rows below which a transposed right operand is copied first (see _rhs)
+
+
+def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The right operand of `a @ b` as cuBLAS reads it fastest. A transposed one (nn.Linear's weight
+    as stored, read through a view) makes a "tn" GEMM, for which cuBLAS picks a kernel about 8 times
+    slower than the "nn" one when `a` has few rows (BERT at length 8 on an H200: 29 us a GEMM of
+    8 x 256 x 256, `benchmarks/profile_hf_calls.py`); there a contiguous copy (one small kernel,
+    inside a CUDA graph too) comes first. From SMALL_M rows on the view is read as it is."""
+    if a.shape[-2] < SMALL_M and b.dim() >= 2 and b.stride(-2) == 1 and b.stride(-1) != 1 and b.shape[-1] > 1:
+        return b.contiguous()
+    return b
 
 
 def _grouped(t: torch.Tensor, perm: tuple | None, lead: int, n1: int) -> torch.Tensor:
