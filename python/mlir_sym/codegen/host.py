@@ -235,6 +235,8 @@ class HostCodegen:
         elif name in ("arith.divsi", "arith.remsi"):
             fn = "rt.divsi" if name == "arith.divsi" else "rt.remsi"
             self._emit(ind, f"{self._new(op.result)} = {fn}({r(0)}, {r(1)})")
+        elif name == "memref.cast" and _key(op.result) in self.descs:  # sym-gpu-dynamic-offsets' casts
+            self._emit(ind, f"{self._new(op.result)} = rt.as_desc({r(0)})")
         elif name in _CAST:
             self._emit(ind, f"{self._new(op.result)} = {_cast_expr(op, r(0))}")
         elif name == "arith.negf":
@@ -445,11 +447,11 @@ class HostCodegen:
 
 
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape")
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
 
 
 def _descriptor_views(blocks: list) -> set:
-    """The views (subview, expand_shape, collapse_shape) and allocations whose every use is a kernel
+    """The views (subview, expand_shape, collapse_shape, cast) and allocations whose every use is a kernel
     operand, a `memref.dim`, or another such view: the host program computes their memref
     descriptors with integer arithmetic (Runtime.dsubview / dexpand / dcollapse: 0.4 us) instead of
     making tensor views (as_strided / view: 1.4 to 2.7 us each on the H100 host,

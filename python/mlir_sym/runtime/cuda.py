@@ -350,6 +350,11 @@ class Runtime:
         return (p, p, 0, *sizes, *new_st)
 
     @staticmethod
+    def as_desc(src: Any) -> tuple:
+        """A memref.cast only kernels read: the descriptor of `src` (a tensor or a descriptor)."""
+        return src if type(src) is tuple else Runtime.desc(src)
+
+    @staticmethod
     def dexpand(src: Any, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> tuple:
         d = src if type(src) is tuple else Runtime.desc(src)
         st = d[3 + (len(d) - 3) // 2:]
