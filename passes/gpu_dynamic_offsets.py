@@ -29,6 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import memref
 
+from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 _VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
@@ -69,18 +70,10 @@ def _defined_inside(v: ir.Value, launch: ir.Operation) -> bool:
 def _outside_values(launch: ir.Operation) -> list[ir.Value]:
     """Values used in the launch body and defined outside it, in first-use order."""
     found: list[ir.Value] = []
-
-    def walk(o: ir.Operation) -> None:
-        for region in o.regions:
-            for block in region.blocks:
-                for c in block.operations:
-                    c = c.operation
-                    for v in c.operands:
-                        if not _defined_inside(v, launch) and v not in found:
-                            found.append(v)
-                    walk(c)
-
-    walk(launch)
+    for c in walk_ops(launch):
+        for v in c.operands:
+            if not _defined_inside(v, launch) and v not in found:
+                found.append(v)
     return found
 
 
@@ -91,19 +84,7 @@ class GpuDynamicOffsets(SymPass):
     name = "sym-gpu-dynamic-offsets"
 
     def run(self, op: ir.Operation) -> None:
-        launches: list[ir.Operation] = []
-
-        def walk(o: ir.Operation) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if c.name == "gpu.launch":
-                            launches.append(c)
-                        else:
-                            walk(c)
-
-        walk(op)
+        launches = [o for o in walk_ops(op) if o.name == "gpu.launch"]
         for launch in launches:
             for v in _outside_values(launch):
                 new_type = _dynamic_offset_type(v.type)
