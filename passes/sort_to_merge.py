@@ -8,7 +8,9 @@ element types, added to the module): log2(n) passes over the data, each merging 
 into runs of width 2w, ping-ponging between the operands and one scratch buffer per operand (copied
 back when the result ends in the scratch). The first operand holds the keys, the others move with
 them (the indices of `torch.sort`). Ties keep their order (left run first), so the comparator's
-meaning is kept: a left element is taken while `cmp(left, right)` holds.
+meaning is kept: a left element is taken while `cmp(left, right)` holds. NaN keys sort as PyTorch
+sorts them, as the largest value: an ordered float comparator (`ole`, `oge`, which are false on NaN)
+also holds when the right key (ascending) or the left key (descending) is NaN.
 
 Understood: dimension 0 of rank-1 memrefs with the identity layout (static sizes are cast to dynamic),
 and a comparator that is one `arith.cmpf`/`arith.cmpi` of the first operand's pair (what torch-mlir
@@ -78,7 +80,7 @@ def _template(name: str, op: str, pred: str, types: list[str]) -> str:
               "          %t = scf.if %rj -> (i1) {",
               f"            %a = memref.load %s0[%i] : {mr[0]}",
               f"            %b = memref.load %s0[%j] : {mr[0]}",
-              f"            %c = arith.{op} {pred}, %a, %b : {types[0]}",
+              *_compare(op, pred, types[0]),
               "            scf.yield %c : i1",
               "          } else {",
               "            scf.yield %true : i1",
@@ -108,6 +110,17 @@ def _template(name: str, op: str, pred: str, types: list[str]) -> str:
     lines += [f"  memref.dealloc %t{i} : {mr[i]}" for i in k]
     lines += ["  return", "}"]
     return "\n".join(lines)
+
+
+def _compare(op: str, pred: str, t: str) -> list[str]:
+    """`%c = cmp(%a, %b)` with NaN the largest float, as PyTorch sorts: an ordered `<=`/`<` also holds
+    when %b is NaN (NaN last ascending), an ordered `>=`/`>` when %a is NaN (NaN first descending)."""
+    if op != "cmpf" or pred not in ("ole", "olt", "oge", "ogt"):
+        return [f"            %c = arith.{op} {pred}, %a, %b : {t}"]
+    nan = "%b" if pred in ("ole", "olt") else "%a"
+    return [f"            %cmp = arith.{op} {pred}, %a, %b : {t}",
+            f"            %nan = arith.cmpf uno, {nan}, {nan} : {t}",
+            "            %c = arith.ori %cmp, %nan : i1"]
 
 
 def _module(op: ir.Operation) -> ir.Operation:

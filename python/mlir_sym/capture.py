@@ -279,12 +279,22 @@ def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = Non
     if not failed:
         return text
     plain = ("torch.constant.", "torch.prim.", "torch.vtensor.literal", "torch_c.")
-    pick = next((f for f in failed if not f[2].startswith(plain)), failed[0])
+    pick = next((f for f in failed if not f[2].startswith(plain)), None)
+    reason = ""
+    if pick is None:
+        # only constants failed: the op that used them reported why it could not be lowered (e.g.
+        # `aten.roll` without dims: "list sizes of shifts and dims are not the same")
+        said = re.search(r'loc\("([^"]+)":(\d+)[^)]*\): (?!failed to legalize)([^\n]+)\n\s*note: [^\n]*see current '
+                         r'operation: [^\n]*?"(torch\.aten\.[\w.]+)"', text)
+        if said:
+            pick, reason = (said.group(1), said.group(2), said.group(4)), f" ({said.group(3)})"
+        else:
+            pick = failed[0]
     path, line, op = pick
     where = (op_sources or {}).get(op.removeprefix("torch."))
     if where is None:
         where = f"{path}:{line}" if path else "an unknown location"
-    return (f"unsupported op '{op}' at {where}: torch-mlir cannot lower it to linalg (set "
+    return (f"unsupported op '{op}' at {where}{reason}: torch-mlir cannot lower it to linalg (set "
             f"mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)\n{text}")
 
 

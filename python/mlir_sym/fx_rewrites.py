@@ -344,6 +344,8 @@ def _contiguous(shape: list, strides: list, equal) -> bool:
 # aten ops that are another aten op under another name, which torch-mlir only knows by the other
 # name (Dynamo's tensorified float scalars produce `true_divide`: `x / math.sqrt(x.shape[-1])`).
 OP_ALIASES = {
+    # every sort we run is stable (sort_to_merge's merge sort, torch.sort(stable=True) on the GPU)
+    "aten.sort.stable": torch.ops.aten.sort.default,
     "aten.true_divide.Tensor": torch.ops.aten.div.Tensor,
     "aten.true_divide.Scalar": torch.ops.aten.div.Scalar,
 }
@@ -354,42 +356,8 @@ def op_aliases(graph: fx.Graph) -> int:
     for node in graph.nodes:
         if node.op == "call_function" and str(node.target) in OP_ALIASES:
             node.target = OP_ALIASES[str(node.target)]
+            node.kwargs = {k: v for k, v in node.kwargs.items() if k != "stable"}
             count += 1
-    return count
-
-
-# Reductions that accumulate: on bfloat16 / float16 inputs PyTorch accumulates in float32 and rounds
-# once (its CPU and CUDA kernels use an accumulation type); torch-mlir's lowering would accumulate in
-# the input type (a 4096-long bf16 row sum loses most of its digits). Give them dtype=float32 and
-# convert the result back.
-_ACCUMULATING = {"aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default",
-                 "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int"}
-_HALF = (torch.bfloat16, torch.float16)
-
-
-def widen_half_reductions(graph: fx.Graph) -> int:
-    count = 0
-    for node in list(graph.nodes):
-        if node.op != "call_function" or str(node.target) not in _ACCUMULATING:
-            continue
-        val = node.meta.get("val")
-        if not isinstance(val, torch.Tensor) or val.dtype not in _HALF or node.kwargs.get("dtype") is not None:
-            continue
-        src = node.args[0]
-        if not (isinstance(src, fx.Node) and isinstance(src.meta.get("val"), torch.Tensor)
-                and src.meta["val"].dtype == val.dtype):
-            continue
-        node.kwargs = {**node.kwargs, "dtype": torch.float32}
-        with graph.inserting_after(node):
-            back = graph.call_function(torch.ops.prims.convert_element_type.default, (node, val.dtype))
-        node.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
-        back.meta = dict(node.meta)
-        node.meta["val"] = val.to(torch.float32)
-        if "tensor_meta" in node.meta:  # what torch-mlir's importer reads the type from
-            from torch.fx.passes.shape_prop import _extract_tensor_metadata
-
-            node.meta["tensor_meta"] = _extract_tensor_metadata(node.meta["val"])
-        count += 1
     return count
 
 
@@ -539,7 +507,7 @@ def var_mean_in_float(graph: fx.Graph) -> int:
         if not isinstance(xv, torch.Tensor) or not xv.dtype.is_floating_point or xv.dtype == torch.float64 \
                 or not all(u.op == "call_function" and u.target is operator.getitem for u in users):
             continue
-        half = xv.dtype in _HALF
+        half = xv.dtype in (torch.bfloat16, torch.float16)
 
         e = Emitter(graph, node)
         xf = e(prims.convert_element_type.default, x, torch.float32) if half else x

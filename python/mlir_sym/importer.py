@@ -26,7 +26,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 from torch_mlir.extras.fx_importer import FxImporter
 
-from mlir_sym import attention, fx_rewrites, shapes
+from mlir_sym import attention, fx_rewrites, numerics, shapes
 from mlir_sym.context import make_context
 from mlir_sym.dialects import sym
 
@@ -248,7 +248,11 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         attention.expand_attention(graph)
         fx_rewrites.op_aliases(graph)
         fx_rewrites.var_mean_in_float(graph)
-        fx_rewrites.widen_half_reductions(graph)
+        numerics.tanh_gelu_formula(graph)
+        numerics.widen_half_reductions(graph)
+        numerics.half_math_in_float(graph)
+        numerics.nan_propagating_selections(graph)
+        numerics.reciprocal_as_division(graph)
         fx_rewrites.splits_to_slices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None

@@ -90,10 +90,11 @@ for _name, _opts in _PASS_OPTIONS:
     PIPELINES["sym-lower-to-nvvm"] = PIPELINES["sym-lower-to-nvvm"].replace(f" {_name},", f" {_name}{{{_opts}}},")
 # The GPU mapping executed on the CPU (sym-gpu-emulate-launches; MLIR_SYM_EMULATE_GPU=1 for CPU
 # artifacts): sym-lower-to-nvvm up to sym-gpu-map-parallel, matmuls mapped like any loop nest (no
-# library calls), then the launches as loops and the CPU lowering. A test of the kernels' index math.
+# library calls; sorts, which the GPU sorts with torch.sort, are the CPU path's merge sort), then the launches
+# as loops and the CPU lowering. A test of the kernels' index math.
 PIPELINES["gpu-emulated"] = (
     PIPELINES["sym-lower-to-nvvm"].split(" gpu-launch-sink-index-computations")[0]
-    .replace("sym-gpu-library-calls, ", "").replace("sym-scatter-to-parallel,", "sym-scatter-to-parallel{atomics=0},")
+    .replace("sym-gpu-library-calls, ", "sym-sort-to-merge, ").replace("sym-scatter-to-parallel,", "sym-scatter-to-parallel{atomics=0},")
     .rstrip(", ")
     + ", sym-gpu-emulate-launches, canonicalize, sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops), "
     + _COMPUTE_TO_LLVM.replace("finalize-memref-to-llvm", "convert-vector-to-llvm, finalize-memref-to-llvm") + ")"

@@ -16,7 +16,11 @@
 // CHECK:         } do {
 // CHECK:           scf.for %[[LO:.*]] = %c0 to %[[N]] step
 // CHECK:             scf.for {{.*}} iter_args
-// CHECK:               arith.cmpf ole, %{{.*}}, %{{.*}} : f32
+// CHECK:               %[[A:.*]] = memref.load
+// CHECK:               %[[B:.*]] = memref.load
+// CHECK:               %[[LE:.*]] = arith.cmpf ole, %[[A]], %[[B]] : f32
+// CHECK-NEXT:          %[[NAN:.*]] = arith.cmpf uno, %[[B]], %[[B]] : f32
+// CHECK-NEXT:          arith.ori %[[LE]], %[[NAN]] : i1
 // CHECK:               memref.store {{.*}} : memref<?xf32>
 // CHECK:               memref.store {{.*}} : memref<?xi64>
 // CHECK:         scf.if
@@ -29,6 +33,24 @@ func.func @sort_with_indices(%keys: memref<?xf32>, %idx: memref<?xi64>) {
   tm_tensor.sort dimension(0) outs(%keys, %idx : memref<?xf32>, memref<?xi64>) {
   ^bb0(%a: f32, %b: f32, %i: i64, %j: i64):
     %0 = arith.cmpf ole, %a, %b : f32
+    tm_tensor.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+// Descending float keys: NaN is the largest key, so the left key is taken first when it is NaN.
+// CHECK-LABEL: func.func private @__sym_merge_sort_cmpf_oge_f32(
+// CHECK:         %[[A:.*]] = memref.load
+// CHECK:         %[[B:.*]] = memref.load
+// CHECK:         %[[GE:.*]] = arith.cmpf oge, %[[A]], %[[B]] : f32
+// CHECK-NEXT:    %[[NAN:.*]] = arith.cmpf uno, %[[A]], %[[A]] : f32
+// CHECK-NEXT:    arith.ori %[[GE]], %[[NAN]] : i1
+func.func @descending_nan_first(%keys: memref<?xf32>) {
+  tm_tensor.sort dimension(0) outs(%keys : memref<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %0 = arith.cmpf oge, %a, %b : f32
     tm_tensor.yield %0 : i1
   }
   return

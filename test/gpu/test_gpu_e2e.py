@@ -69,7 +69,7 @@ def test_case_dynamic(case: Case, dynamo_graphs):
                     raise
                 pytest.skip(f"the case makes CPU tensors itself (eager fails on CUDA inputs): {e}")
             got = compiled(*args)
-        torch.testing.assert_close(got, expected, **_tol(case), msg=lambda m: f"{case.name}, size {n}: {m}")
+        torch.testing.assert_close(got, expected, **_tol(case), equal_nan=case.equal_nan, msg=lambda m: f"{case.name}, size {n}: {m}")
     assert dynamo_graphs() == case.graphs, "Dynamo recompiled for a new size"
     assert backend.stats.compiles == case.graphs, "mlir_sym compiled more than once per graph"
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0

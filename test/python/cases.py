@@ -29,6 +29,7 @@ class Case:
     bench_sizes: tuple[int, ...] | None = None  # set: the case is part of the CPU benchmark (sizes
     # there, like in `sizes`, must not make two input dims equal on the first call: Dynamo's duck
     # sizing would tie them into one symbol and recompile when they differ)
+    equal_nan: bool = False  # NaN outputs must be NaN where eager's are
     xfail: str | None = None  # a known limitation (strict xfail in the tests)
     tags: tuple[str, ...] = field(default_factory=tuple)
 
@@ -504,6 +505,48 @@ add(Case("causal_attention_batch1", _module(CausalSelfAttention), lambda n: (ran
 add(Case("layernorm_batch1", _module(lambda: nn.LayerNorm(24)), lambda n: (randn(n, 1, n, 24),), atol=1e-5, rtol=1e-5))
 add(Case("split_slices_batch1", _fn(_split_slices), lambda n: (randn(n, 1, n, 12),)))
 add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40)))
+
+
+# Eager's numerics where torch-mlir's lowerings differ (mlir_sym/numerics.py): NaN through clamps and
+# maximum/minimum, NaN sorted as the largest key, 1/0 = inf, and half-precision math computed in
+# float32 and rounded once (within 2 units in the last place: the CPU JIT keeps chains of bf16
+# arithmetic in float32, as inductor does, where eager rounds each op).
+def _nan_inputs(n: int) -> tuple:
+    x, y = randn(n, n, 6) * 2, randn(n, n, 6, salt=1)
+    x[:, 1] = float("nan")
+    x[:, 4] = float("inf")
+    y[:, 2] = float("nan")
+    return x, y
+
+
+def _nan_selections(x, y):
+    return torch.stack([x.clamp(0, 1), x.clamp_min(0.5), x.clamp(max=0.5), x.clamp(y, y + 1), F.hardtanh(x),
+                        F.relu6(x), F.hardsigmoid(x), torch.maximum(x, y), torch.minimum(x, y), torch.maximum(y, x)])
+
+
+def _nan_sort(x, y):
+    v, i = x.flatten().sort(stable=True)
+    d = x.flatten().sort(descending=True, stable=True).values
+    return v, i, d, x.flatten().topk(3).values
+
+
+def _reciprocal(x):
+    z = x.round()  # zeros among them
+    return torch.reciprocal(z), 1 / (z + 0.0), torch.reciprocal(z.long())
+
+
+def _half_math(x, w):
+    return (F.gelu(x, approximate="tanh") + F.gelu(x * 0.3), F.elu(x).rsqrt().nan_to_num(), F.selu(x),
+            x.norm(dim=-1), x.var(-1), x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, torch.sigmoid(x) * x)
+
+
+add(Case("nan_selections", _fn(_nan_selections), _nan_inputs, equal_nan=True))
+add(Case("nan_sort", _fn(_nan_sort), _nan_inputs, equal_nan=True))
+add(Case("reciprocal_of_zero", _fn(_reciprocal), lambda n: (randn(n, n, 6),)))
+add(Case("bf16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.bfloat16) * 3, randn(n, 64, dtype=torch.bfloat16, salt=1)),
+         atol=0, rtol=2 ** -6, tags=("bf16",)))
+add(Case("f16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.float16) * 3, randn(n, 64, dtype=torch.float16, salt=1)),
+         atol=1e-5, rtol=2 ** -9))
 
 
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}

@@ -28,8 +28,8 @@ def _run(c: Case, fn, compiled, n: int) -> None:
     with torch.no_grad():
         expected = fn(*[a.clone() for a in args])
         got = compiled(*args)
-    torch.testing.assert_close(got, expected, atol=c.atol, rtol=c.rtol, msg=lambda m: f"{c.name}, size {n}: {m}")
-    torch.testing.assert_close(args, c.inputs(n), atol=0, rtol=0, msg=lambda m: f"{c.name}: an input was modified: {m}")
+    torch.testing.assert_close(got, expected, atol=c.atol, rtol=c.rtol, equal_nan=c.equal_nan, msg=lambda m: f"{c.name}, size {n}: {m}")
+    torch.testing.assert_close(args, c.inputs(n), atol=0, rtol=0, equal_nan=True, msg=lambda m: f"{c.name}: an input was modified: {m}")
 
 
 def _assert_clean() -> None:

@@ -37,10 +37,16 @@ def erfinv_fn(x):
     return torch.erfinv(y) + 1  # torch-mlir imports aten.erfinv, then cannot legalize it to linalg
 
 
+def roll_fn(x):
+    y = x * 2
+    return torch.roll(y, 1) + 1  # no dims: torch-mlir's pattern rejects it, only constants fail to legalize
+
+
 @pytest.mark.parametrize("fn, op, marker", [
     (lgamma_fn, "aten.lgamma", "torch.lgamma(y)"),
     (erfinv_fn, "aten.erfinv", "torch.erfinv(y)"),
-], ids=["opaque-op", "not-legalizable"])
+    (roll_fn, "aten.roll", "torch.roll(y, 1)"),
+], ids=["opaque-op", "not-legalizable", "rejected-by-its-pattern"])
 def test_unsupported_op_names_op_and_source_line(fn, op, marker):
     compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
     with pytest.raises(Exception) as info:

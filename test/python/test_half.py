@@ -1,5 +1,5 @@
 """bfloat16 / float16 graphs against eager: reductions accumulate in float32 as PyTorch's kernels do
-(fx_rewrites.widen_half_reductions), and var_mean (layer/group norm) is computed in float32
+(numerics.widen_half_reductions), and var_mean (layer/group norm) is computed in float32
 (fx_rewrites.var_mean_in_float). A sum of 4096 ones is 4096 in eager; accumulated in bfloat16 it
 would stop at 256.
 

@@ -1,0 +1,229 @@
+"""Rewrites of the aten FX graph that give compiled code eager PyTorch's numerics, where torch-mlir's
+lowerings differ from them. Run by the importer after AOTAutograd, before torch-mlir; each returns
+the number of nodes it rewrote.
+
+`widen_half_reductions`: reductions that accumulate (sum, mean, cumsum, prod) on bfloat16 / float16
+get `dtype=float32` and their result is converted back: PyTorch's kernels accumulate in float32 and
+round once; torch-mlir's lowering would accumulate in the input type (a 4096-long bf16 row sum of
+ones stops at 256).
+
+`half_math_in_float`: every other pointwise or reducing op on bfloat16 / float16 that eager computes
+in float32 ("opmath": its CPU and CUDA kernels load, compute in float32, round once) gets its half
+inputs converted to float32 and its result converted back. torch-mlir lowers such ops in the input
+type, rounding every intermediate: 30-78 % of bf16 tanh-gelu and selu results and 34 % of f16
+sigmoid results differed from eager's, and `linalg_vector_norm` and `var` accumulated in bf16 (a
+norm over 512 elements was off by 4.0). Ops exact in the half type stay as they are, and so do
+additions, subtractions, multiplications and divisions of half tensors: in the half type they are
+correctly rounded, as eager's float32 result rounded once is (double rounding aside). With a Python
+scalar, eager's kernels round the scalar to the half type for + and - (as torch-mlir does) but
+multiply and divide by its float32 value (`x * 0.7071067811865476`: torch-mlir's product by the bf16
+0.70703125 differed from eager's in 45 % of the elements): those, and divisions with a rounding
+mode (a quotient just below an integer must not round up to it before the floor), are computed in
+float32. Each op's result is rounded where eager rounds it, but the CPU JIT keeps chains of bf16 arithmetic
+in float32 (`arith-emulate-unsupported-floats` folds its own conversions), as inductor does.
+
+`nan_propagating_selections`: torch-mlir lowers `clamp` (and `clamp_min`, `clamp_max`, `hardtanh`,
+`relu6`, `hardsigmoid`) and `maximum` / `minimum` with compares that are false, or unordered-true, on
+NaN, so `x.clamp(0, 1)` turned NaN into 0 and `torch.maximum(nan, 1.0)` gave 1.0; eager propagates
+the NaN. Such an op on a float tensor `x` becomes `where(isnan(x), x, op(x, ...))` (one compare and
+a select in the fused kernel).
+
+`tanh_gelu_formula`: torch-mlir's `gelu(x, approximate="tanh")` multiplies by 0.797724 where the
+formula has sqrt(2 / pi) = 0.7978845608 (a relative error of 2e-4, 5e-5 absolute at x = 1.3 in
+float32); it becomes eager's formula (in float32 for half inputs), `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+
+`reciprocal_as_division`: torch-mlir's `reciprocal` asserts that no element is zero (a runtime error
+"unimplemented: tensor with zero element"); eager gives inf. It becomes `1 / x`.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.fx as fx
+
+from mlir_sym.fx_rewrites import Emitter
+
+_HALF = (torch.bfloat16, torch.float16)
+aten, prims = torch.ops.aten, torch.ops.prims
+
+# Reductions that accumulate and take a `dtype` argument.
+_ACCUMULATING = {"aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default",
+                 "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int"}
+
+# Reductions and normalizations without a `dtype` argument that eager computes in float32.
+_FLOAT_REDUCTIONS = {
+    "aten.linalg_vector_norm.default", "aten.var.correction", "aten.var.dim", "aten.std.correction",
+    "aten.std.dim", "aten.logsumexp.default", "aten._softmax.default", "aten._log_softmax.default",
+    "aten._softmax_backward_data.default", "aten._log_softmax_backward_data.default",
+    "aten.norm.ScalarOpt_dim", "aten.cumprod.default", "aten.logcumsumexp.default",
+    "aten.mse_loss.default", "aten.smooth_l1_loss.default", "aten.huber_loss.default",
+}
+
+# Pointwise ops whose result in the half type is exact (selection, sign, rounding to integers):
+# computing them in float32 changes nothing.
+_EXACT = {
+    "abs", "neg", "relu", "sign", "sgn", "signbit", "where", "masked_fill", "clamp", "clamp_min",
+    "clamp_max", "maximum", "minimum", "fmax", "fmin", "floor", "ceil", "round", "trunc", "frac",
+    "hardtanh", "threshold", "threshold_backward", "nan_to_num", "copy", "fill", "clone", "copysign",
+    "isnan", "isinf", "isfinite", "isneginf", "isposinf", "lift_fresh_copy", "heaviside",
+}
+
+# Correctly rounded in the half type (as eager's float32 result rounded once is). Eager's kernels
+# round a Python scalar operand of add / sub / rsub to the half type, as torch-mlir does, but multiply
+# and divide by the scalar's float32 value.
+_ARITH = {"add", "sub", "rsub"}
+_SCALED = {"mul", "div"}
+
+
+def _val(a):
+    return a.meta.get("val") if isinstance(a, fx.Node) else None
+
+
+def _tensor_of(a, dtype) -> bool:
+    v = _val(a)
+    return isinstance(v, torch.Tensor) and v.dtype == dtype
+
+
+def _packet(node: fx.Node) -> str:
+    """'aten.add.Tensor' -> 'add'."""
+    parts = str(node.target).split(".")
+    return parts[1] if len(parts) >= 2 else parts[0]
+
+
+def _wants_float(node: fx.Node, dtype: torch.dtype) -> bool:
+    name = str(node.target)
+    if name in _FLOAT_REDUCTIONS:
+        return True
+    if not isinstance(node.target, torch._ops.OpOverload) or torch.Tag.pointwise not in node.target.tags:
+        return False
+    op = _packet(node)
+    if op in _EXACT:
+        return False
+    if op in _ARITH:
+        return False
+    if op in _SCALED:
+        return node.kwargs.get("rounding_mode") is not None or any(
+            isinstance(a, float) and float(torch.tensor(a, dtype=dtype)) != a for a in node.args[1:])
+    return True
+
+
+def widen_half_reductions(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in _ACCUMULATING:
+            continue
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype not in _HALF or node.kwargs.get("dtype") is not None:
+            continue
+        src = node.args[0]
+        if not (isinstance(src, fx.Node) and isinstance(src.meta.get("val"), torch.Tensor)
+                and src.meta["val"].dtype == val.dtype):
+            continue
+        node.kwargs = {**node.kwargs, "dtype": torch.float32}
+        with graph.inserting_after(node):
+            back = graph.call_function(prims.convert_element_type.default, (node, val.dtype))
+        node.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
+        back.meta = dict(node.meta)
+        node.meta["val"] = val.to(torch.float32)
+        if "tensor_meta" in node.meta:  # what torch-mlir's importer reads the type from
+            from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+            node.meta["tensor_meta"] = _extract_tensor_metadata(node.meta["val"])
+        count += 1
+    return count
+
+
+def half_math_in_float(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype not in _HALF or not _wants_float(node, val.dtype):
+            continue
+        dtype = val.dtype
+        e = Emitter(graph, node)
+        widened: dict[fx.Node, fx.Node] = {}
+
+        def widen(a):
+            if isinstance(a, fx.Node) and _tensor_of(a, dtype):
+                if a not in widened:
+                    widened[a] = e(prims.convert_element_type.default, a, torch.float32)
+                return widened[a]
+            return a
+
+        args = fx.node.map_aggregate(node.args, widen)
+        kwargs = fx.node.map_aggregate(node.kwargs, widen)
+        out = e(node.target, *args, **kwargs)
+        if not (isinstance(out.meta["val"], torch.Tensor) and out.meta["val"].dtype == torch.float32):
+            for n in [out, *widened.values()]:  # the op does not compute in float32 this way: leave it
+                graph.erase_node(n)
+            continue
+        back = e(prims.convert_element_type.default, out, dtype)
+        node.replace_all_uses_with(back)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+_NAN_KEEPING = {
+    "aten.clamp.default", "aten.clamp.Tensor", "aten.clamp_min.default", "aten.clamp_min.Tensor",
+    "aten.clamp_max.default", "aten.clamp_max.Tensor", "aten.hardtanh.default", "aten.hardsigmoid.default",
+    "aten.maximum.default", "aten.minimum.default",
+}
+
+
+def nan_propagating_selections(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in _NAN_KEEPING:
+            continue
+        val, x = node.meta.get("val"), node.args[0]
+        xv = _val(x)
+        if not (isinstance(val, torch.Tensor) and val.dtype.is_floating_point and isinstance(xv, torch.Tensor)
+                and xv.dtype == val.dtype and xv.shape == val.shape):
+            continue  # broadcast or promoted first operands keep the op's own result
+        users = list(node.users)
+        e = Emitter(graph, node)
+        e.at = node.next  # the new nodes go after the op
+        keep = e(aten.where.self, e(aten.isnan.default, x), x, node)
+        for u in users:
+            u.replace_input_with(node, keep)
+        count += 1
+    return count
+
+
+def tanh_gelu_formula(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.gelu.default" \
+                or node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none") != "tanh":
+            continue
+        e = Emitter(graph, node)
+        dtype = node.meta["val"].dtype
+        x = node.args[0] if dtype not in _HALF else e(prims.convert_element_type.default, node.args[0], torch.float32)
+        cube = e(aten.mul.Tensor, e(aten.mul.Tensor, x, x), x)
+        inner = e(aten.mul.Tensor, e(aten.add.Tensor, x, e(aten.mul.Tensor, cube, 0.044715)), math.sqrt(2 / math.pi))
+        half_x = e(aten.mul.Tensor, x, 0.5)
+        out = e(aten.mul.Tensor, half_x, e(aten.add.Tensor, e(aten.tanh.default, inner), 1))
+        node.replace_all_uses_with(out if dtype not in _HALF else e(prims.convert_element_type.default, out, dtype))
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def reciprocal_as_division(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.reciprocal.default":
+            continue
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not val.dtype.is_floating_point:
+            continue
+        e = Emitter(graph, node)
+        one = e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device)
+        node.replace_all_uses_with(e(aten.div.Tensor, one, node.args[0]))
+        graph.erase_node(node)
+        count += 1
+    return count
