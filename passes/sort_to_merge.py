@@ -10,7 +10,8 @@ back when the result ends in the scratch). The first operand holds the keys, the
 them (the indices of `torch.sort`). Ties keep their order (left run first), so the comparator's
 meaning is kept: a left element is taken while `cmp(left, right)` holds. NaN keys sort as PyTorch
 sorts them, as the largest value: an ordered float comparator (`ole`, `oge`, which are false on NaN)
-also holds when the right key (ascending) or the left key (descending) is NaN.
+also holds when the right key (ascending) or the left key (descending) is NaN; a sort left to the
+bubble sort gets the same comparator in place.
 
 Understood: dimension 0 of rank-1 memrefs with the identity layout (static sizes are cast to dynamic),
 and a comparator that is one `arith.cmpf`/`arith.cmpi` of the first operand's pair (what torch-mlir
@@ -152,23 +153,20 @@ class SortToMerge(SymPass):
                         self._collect(child.operation, out)
 
     def _rewrite(self, s: ir.Operation) -> None:
-        if "dimension" not in s.attributes or ir.IntegerAttr(s.attributes["dimension"]).value != 0 or s.results:
-            self.bump("left-alone")
-            return
+        block = s.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        cmp = None
+        if len(ops) == 2 and ops[1].name == "tm_tensor.yield" and ops[1].operands[0] == ops[0].result \
+                and list(ops[0].operands) == [block.arguments[0], block.arguments[1]]:
+            cmp = _CMP.search(str(ops[0]))
         types: list[str] = []
         for v in s.operands:
             m = _MEMREF_1D.match(str(v.type))
-            if m is None:
-                self.bump("left-alone")
-                return
-            types.append(m.group(2))
-        block = s.regions[0].blocks[0]
-        ops = [o.operation for o in block.operations]
-        if len(ops) != 2 or ops[1].name != "tm_tensor.yield" or ops[1].operands[0] != ops[0].result:
-            self.bump("left-alone")
-            return
-        cmp = _CMP.search(str(ops[0]))
-        if cmp is None or list(ops[0].operands) != [block.arguments[0], block.arguments[1]]:
+            types.append(m.group(2) if m else "")
+        if cmp is None or "dimension" not in s.attributes or ir.IntegerAttr(s.attributes["dimension"]).value != 0 \
+                or s.results or not all(types):
+            if cmp is not None:
+                self._nan_largest(block, ops[0], cmp.group(1), cmp.group(2))
             self.bump("left-alone")
             return
         kind, pred = cmp.group(1), cmp.group(2)
@@ -190,3 +188,17 @@ class SortToMerge(SymPass):
                                 attributes={"callee": ir.FlatSymbolRefAttr.get(name, context=ctx)})
         s.erase()
         self.bump("sorts-rewritten")
+
+    def _nan_largest(self, block: ir.Block, cmp: ir.Operation, kind: str, pred: str) -> None:
+        """A sort left to tm-tensor-to-loops keeps its comparator, made NaN-aware as _compare's is."""
+        if kind != "cmpf" or pred not in ("ole", "olt", "oge", "ogt"):
+            return
+        from torch_mlir.dialects import arith
+
+        nan = block.arguments[1] if pred in ("ole", "olt") else block.arguments[0]
+        yield_op = block.operations[1].operation
+        with ir.InsertionPoint(yield_op), cmp.location:
+            isnan = arith.CmpFOp(arith.CmpFPredicate.UNO, nan, nan)
+            either = arith.OrIOp(cmp.result, isnan.result)
+        yield_op.operands[0] = either.result
+        self.bump("nan-aware-comparators")

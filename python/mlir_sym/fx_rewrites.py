@@ -361,6 +361,28 @@ def op_aliases(graph: fx.Graph) -> int:
     return count
 
 
+_COMMUTATIVE = {"aten.add.Tensor", "aten.mul.Tensor"}
+
+
+def scalar_first_operands(graph: fx.Graph) -> int:
+    """`aten.sub.Tensor(n, t)` with a size `n` (a SymInt node, as decompositions of reflection padding
+    write `(size - 1) - |i|`) does not verify in torch-mlir (operand #0 must be a tensor): it becomes
+    `aten.rsub.Scalar(t, n)`; an add or mul with the scalar first swaps its operands."""
+    count = 0
+    for node in graph.nodes:
+        t = str(node.target)
+        if node.op != "call_function" or t not in _COMMUTATIVE | {"aten.sub.Tensor"} or len(node.args) != 2:
+            continue
+        a, b = node.args
+        if isinstance(_meta_val(a), torch.Tensor) or not isinstance(_meta_val(b), torch.Tensor):
+            continue
+        if t == "aten.sub.Tensor":
+            node.target = torch.ops.aten.rsub.Scalar  # rsub(t, n, alpha) = n - alpha * t
+        node.args = (b, a)
+        count += 1
+    return count
+
+
 def _gather_form(node: fx.Node) -> tuple[fx.Node, int, list[fx.Node], bool] | None:
     """(x, first gathered dim, index tensors, negative indices wrap) of an index_select or an
     `x[...]` with one advanced index (at any dim) or several on the leading dims; None otherwise."""

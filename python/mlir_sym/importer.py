@@ -247,10 +247,12 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
     try:
         attention.expand_attention(graph)
         fx_rewrites.op_aliases(graph)
+        fx_rewrites.scalar_first_operands(graph)
         fx_rewrites.var_mean_in_float(graph)
         numerics.tanh_gelu_formula(graph)
         numerics.widen_half_reductions(graph)
         numerics.half_math_in_float(graph)
+        numerics.pow_special_exponents(graph)
         numerics.nan_propagating_selections(graph)
         numerics.reciprocal_as_division(graph)
         fx_rewrites.splits_to_slices(graph)

@@ -32,6 +32,12 @@ a select in the fused kernel).
 formula has sqrt(2 / pi) = 0.7978845608 (a relative error of 2e-4, 5e-5 absolute at x = 1.3 in
 float32); it becomes eager's formula (in float32 for half inputs), `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
 
+`pow_special_exponents`: eager computes `x ** 0.5` as sqrt, `x ** -0.5` as rsqrt, `x ** 2` and `x ** 3`
+as products, `x ** -1` and `x ** -2` as quotients (its CPU and CUDA pow kernels special-case these);
+torch-mlir calls powf, which differs on signed zeros and infinities (`(-inf) ** 0.5` is inf for powf,
+nan for sqrt) and costs a GPU kernel far more than a multiplication. Such pows on float tensors
+become those ops.
+
 `reciprocal_as_division`: torch-mlir's `reciprocal` asserts that no element is zero (a runtime error
 "unimplemented: tensor with zero element"); eager gives inf. It becomes `1 / x`.
 """
@@ -208,6 +214,31 @@ def tanh_gelu_formula(graph: fx.Graph) -> int:
         half_x = e(aten.mul.Tensor, x, 0.5)
         out = e(aten.mul.Tensor, half_x, e(aten.add.Tensor, e(aten.tanh.default, inner), 1))
         node.replace_all_uses_with(out if dtype not in _HALF else e(prims.convert_element_type.default, out, dtype))
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def pow_special_exponents(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.pow.Tensor_Scalar":
+            continue
+        x, p = node.args[0], node.args[1]
+        val = node.meta.get("val")
+        if not (isinstance(val, torch.Tensor) and val.dtype.is_floating_point and _tensor_of(x, val.dtype)) \
+                or isinstance(p, bool) or not isinstance(p, (int, float)) or p not in (0.5, -0.5, 2, 3, -1, -2):
+            continue
+        e = Emitter(graph, node)
+        if p == 0.5:
+            out = e(aten.sqrt.default, x)
+        elif p == -0.5:
+            out = e(aten.rsqrt.default, x)
+        else:
+            power = e(aten.mul.Tensor, x, x) if abs(p) >= 2 else x
+            power = e(aten.mul.Tensor, power, x) if abs(p) == 3 else power
+            out = power if p > 0 else e(aten.div.Tensor, e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device), power)
+        node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1
     return count

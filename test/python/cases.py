@@ -527,7 +527,10 @@ def _nan_selections(x, y):
 def _nan_sort(x, y):
     v, i = x.flatten().sort(stable=True)
     d = x.flatten().sort(descending=True, stable=True).values
-    return v, i, d, x.flatten().topk(3).values
+    z = torch.cat([y, x, y.flip(1)], 1)  # NaN and inf at several places along dim 1
+    rows = z.sort(dim=1, stable=True)  # along a middle dim (the CPU's bubble sort)
+    return (v, i, d, x.flatten().topk(3).values, rows.values, rows.indices,
+            z.sort(dim=1, descending=True, stable=True).values, z.topk(2, dim=1, largest=False).values)
 
 
 def _reciprocal(x):
@@ -540,6 +543,7 @@ def _half_math(x, w):
             x.norm(dim=-1), x.var(-1), x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, torch.sigmoid(x) * x)
 
 
+add(Case("reflect_pad", _fn(lambda x: F.pad(x, (2, 3), mode="reflect") * 2), lambda n: (randn(n, 2, 3, n + 4),)))
 add(Case("nan_selections", _fn(_nan_selections), _nan_inputs, equal_nan=True))
 add(Case("nan_sort", _fn(_nan_sort), _nan_inputs, equal_nan=True))
 add(Case("reciprocal_of_zero", _fn(_reciprocal), lambda n: (randn(n, n, 6),)))
