@@ -4,9 +4,13 @@ host-bound): eager, inductor (dynamic=True), mlir_sym, and mlir_sym with CUDA gr
 
 Models from configs as in gpu_reference.py (4 layers, hidden 256, random weights; needs
 `pip install transformers`). Each compiled model is first called at every length (compiles, and
-for CUDA graphs, each size's capture), then timed per length. The outputs are checked against eager.
+for CUDA graphs, each size's capture), then timed per length. The outputs are checked against eager
+(`max_abs_err`); with `--dtype bfloat16` (or float16) also against the float32 model with the same
+weights (`err_vs_fp32`, eager's own in the `eager` row): how much a backend's half-precision
+numerics add to eager's.
 
-    python benchmarks/bench_hf_calls.py [--models gpt2,bert] [--lengths 8,32,128] [--calls 200] [--json out.json]
+    python benchmarks/bench_hf_calls.py [--models gpt2,bert] [--lengths 8,32,128] [--calls 200]
+        [--dtype float32|bfloat16|float16] [--json out.json]
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ def main() -> None:
     p.add_argument("--lengths", default="8,32,128")
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--backends", default="eager,inductor,mlir_sym,mlir_sym_graphs")
+    p.add_argument("--dtype", default="float32")
     p.add_argument("--json", default="")
     a = p.parse_args()
     from bench_gpu_compile import make_model
@@ -54,6 +59,7 @@ def main() -> None:
     lengths = [int(v) for v in a.lengths.split(",")]
     rows = []
     for name in a.models.split(","):
+        dtype = getattr(torch, a.dtype)
         torch.manual_seed(0)
         model = make_model(name).to(dev).eval()
         ids = {L: torch.randint(0, 8000, (1, L), device=dev) for L in lengths}
@@ -62,6 +68,8 @@ def main() -> None:
             return o.logits if hasattr(o, "logits") and o.logits is not None else o.last_hidden_state
 
         with torch.no_grad():
+            want32 = {L: out(model(input_ids=ids[L])).float() for L in lengths}
+            model = model.to(dtype)
             want = {L: out(model(input_ids=ids[L])) for L in lengths}
             for be in a.backends.split(","):
                 torch._dynamo.reset()
@@ -80,13 +88,16 @@ def main() -> None:
                 for L in lengths:
                     got = out(f(input_ids=ids[L]))
                     err = (got.float() - want[L].float()).abs().max().item()
+                    err32 = (got.float() - want32[L]).abs().max().item()
+                    mean32 = (got.float() - want32[L]).abs().mean().item()
                     us = per_call_us(lambda: f(input_ids=ids[L]), a.calls)
                     graphs = [x.graphs for x in mb._CACHE.values() if getattr(x, "graphs", None) is not None]
-                    row = {"model": name, "length": L, "backend": be, "us": us, "max_abs_err": err,
+                    row = {"model": name, "length": L, "backend": be, "dtype": a.dtype, "us": us, "max_abs_err": err,
+                           "err_vs_fp32": err32, "mean_err_vs_fp32": mean32,
                            "compile_and_warm_s": warm_s,
                            "graph_captures": sum(g.captures for g in graphs) if graphs else 0}
                     rows.append(row)
-                    print(json.dumps({k: (float(f"{v:.2e}") if k == "max_abs_err" else round(v, 3) if isinstance(v, float)
+                    print(json.dumps({k: (float(f"{v:.2e}") if "err" in k else round(v, 3) if isinstance(v, float)
                                       else v) for k, v in row.items()}), flush=True)
         mb.config.cuda_graphs = False
     print(f"\n{'model':6} {'length':>6} " + " ".join(f"{b:>16}" for b in a.backends.split(",")) + "   (us/call; ratio to inductor)")

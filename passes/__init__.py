@@ -23,6 +23,7 @@ from mlir_sym.passes import (  # noqa: F401
     guard_cse,
     guard_schedule,
     interchange_for_locality,
+    matmul_half_operands,
     mask_to_where,
     parallel_dims_first,
     memref_copy_to_linalg,

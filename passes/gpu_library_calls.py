@@ -6,8 +6,9 @@ matmul into a loop nest of one thread per output element. `linalg.matmul ins(%a,
 becomes `func.call @__sym_matmul_<n>(%a, %b, %c)` (C += A*B); when the op right before it fills %c
 with zero, the fill goes and the call is `@__sym_matmul_init_<n>` (C = A*B). The callee is a private
 declaration tagged `sym.library_call` with its kind, one per kind and signature; the GPU runtime maps
-the name to torch.mm / addmm_ (bmm / baddbmm_ for batches) on the same buffers. Matmuls on tensors,
-with mixed or non-float element types, or with explicit non-default indexing maps (transposed
+the name to torch.mm / addmm_ (bmm / baddbmm_ for batches) on the same buffers; half inputs with a
+float32 accumulator (a bf16 nn.Linear once sym-matmul-half-operands has run) multiply in cuBLAS with
+a float32 result (`out_dtype`). Matmuls on tensors, with other mixed or non-float element types, or with explicit non-default indexing maps (transposed
 operands) are left to the loop lowering. An operand that a `linalg.transpose` of a function argument
 fills just for the matmul (nn.Linear's `weight.t()`) becomes a `memref.transpose` view of the
 argument: no copy kernel per call, cuBLAS reads it transposed.
@@ -104,8 +105,7 @@ class GpuLibraryCalls(SymPass):
                 return False
         if not _three_memrefs(o):
             return False
-        return all(str(ir.MemRefType(v.type).element_type) in _LIBRARY_ELEMENTS for v in o.operands) and \
-            len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) == 1
+        return _library_types([str(ir.MemRefType(v.type).element_type) for v in o.operands])
 
     def _replace(self, module: ir.Operation, o: ir.Operation, prev, decls: dict[str, str]) -> None:
         kind = _LIBRARY_OPS[o.name]
@@ -385,13 +385,21 @@ def _previous_op(o: ir.Operation) -> ir.Operation | None:
     return None
 
 
+def _library_types(types: list[str]) -> bool:
+    """Operand element types the runtime multiplies: one float type, or half inputs (one of bf16 / f16)
+    with a float32 accumulator (cuBLAS accumulates in float32 and writes it: what linalg's mixed
+    matmul, which converts its inputs to the accumulator's type, computes)."""
+    a, b, c = types
+    return (a == b == c and a in _LIBRARY_ELEMENTS) or (a == b and a in ("bf16", "f16") and c == "f32")
+
+
 def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
     """The einsum subscripts (a, b, out) of a linalg.generic on memrefs that computes
-    `out += a * b` summed over the dims `out` lacks, else None."""
+    `out += a * b` (or `out += extf(a) * extf(b)` of half inputs into float32) summed over the dims
+    `out` lacks, else None."""
     if len(o.results) or not _three_memrefs(o):
         return None
-    if len({str(ir.MemRefType(v.type).element_type) for v in o.operands}) != 1 or \
-            str(ir.MemRefType(o.operands[0].type).element_type) not in _LIBRARY_ELEMENTS:
+    if not _library_types([str(ir.MemRefType(v.type).element_type) for v in o.operands]):
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
     its = [str(t).split("<")[-1].rstrip(">") for t in ir.ArrayAttr(o.attributes["iterator_types"])]
@@ -412,9 +420,15 @@ def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
         return None  # a reduction over a dim no input has would multiply by its size: not an einsum
     body = o.regions[0].blocks[0]
     ops = [c.operation for c in body.operations]
+    x, y, acc = body.arguments
+    if str(x.type) != str(acc.type):  # half inputs: each converted once, then the float32 product
+        if len(ops) != 5 or ops[0].name != "arith.extf" or ops[1].name != "arith.extf" \
+                or {ops[0].operands[0], ops[1].operands[0]} != {x, y} or x == y:
+            return None
+        x, y = (ops[0].results[0], ops[1].results[0]) if ops[0].operands[0] == x else (ops[1].results[0], ops[0].results[0])
+        ops = ops[2:]
     if len(ops) != 3 or ops[0].name != "arith.mulf" or ops[1].name != "arith.addf" or ops[2].name != "linalg.yield":
         return None
-    x, y, acc = body.arguments
     mul, add = ops[0], ops[1]
     if not ((mul.operands[0] == x and mul.operands[1] == y) or (mul.operands[0] == y and mul.operands[1] == x)):
         return None

@@ -91,12 +91,27 @@ func.func @no_rewrite_when_on_tensors(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, 
 
 // -----
 
-// Mixed element types (f16 inputs, f32 accumulator): left to the loop lowering.
-// CHECK-LABEL: func.func @no_rewrite_when_element_types_differ
-// CHECK:       linalg.matmul
-// CHECK-NOT:   call
-func.func @no_rewrite_when_element_types_differ(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) -> i32 {
+// Half inputs with a float32 accumulator (what sym-matmul-half-operands makes of a bf16 nn.Linear):
+// the runtime multiplies the half buffers into float32 (cuBLAS accumulates in float32).
+// CHECK-LABEL: func.func @half_inputs_float32_accumulator
+// CHECK:       call @__sym_matmul_0(%arg0, %arg1, %arg2) : (memref<?x?xf16>, memref<?x?xf16>, memref<?x?xf32>) -> ()
+func.func @half_inputs_float32_accumulator(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) -> i32 {
   linalg.matmul ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// Mixed element types otherwise (bf16 times f16, half accumulator of float32 inputs): left to the
+// loop lowering.
+// CHECK-LABEL: func.func @no_rewrite_when_element_types_differ
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT:   call
+func.func @no_rewrite_when_element_types_differ(%a: memref<?x?xbf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>,
+                                                %d: memref<?x?xf32>, %e: memref<?x?xbf16>) -> i32 {
+  linalg.matmul ins(%a, %b : memref<?x?xbf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%d, %d : memref<?x?xf32>, memref<?x?xf32>) outs(%e : memref<?x?xbf16>)
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
@@ -399,6 +414,38 @@ func.func @contractions(%x: memref<?x?x256xf32>, %w: memref<256x768xf32>, %flat:
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %r = arith.maximumf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A generalized contraction of bf16 inputs into float32 (each input converted once in the body) is an
+// einsum call on the bf16 buffers; one that converts only one input is left alone.
+// CHECK-LABEL: func.func @half_contractions
+// CHECK:         call @__sym_einsum_abd_dc_abc_0(%arg0, %arg1, %arg2) : (memref<?x?x256xbf16>, memref<256x768xbf16>, memref<?x?x768xf32>) -> ()
+// CHECK:         linalg.generic
+func.func @half_contractions(%x: memref<?x?x256xbf16>, %w: memref<256x768xbf16>, %c: memref<?x?x768xf32>, %wf: memref<256x768xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x256xbf16>, memref<256x768xbf16>) outs(%c : memref<?x?x768xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %wf : memref<?x?x256xbf16>, memref<256x768xf32>) outs(%c : memref<?x?x768xf32>) {
+  ^bb0(%a: bf16, %b: f32, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %m = arith.mulf %ea, %b : f32
+    %r = arith.addf %acc, %m : f32
     linalg.yield %r : f32
   }
   return

@@ -552,6 +552,22 @@ add(Case("bf16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.bf
 add(Case("f16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.float16) * 3, randn(n, 64, dtype=torch.float16, salt=1)),
          atol=1e-5, rtol=2 ** -9))
 
+# Half-precision products: on the GPU, cuBLAS on the half buffers with float32 accumulation
+# (sym-matmul-half-operands, sym-gpu-library-calls), as eager.
+def _half_mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16)).to(torch.bfloat16)
+
+
+def _half_attention(q, k):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1) @ k
+
+
+add(Case("bf16_mlp", _module(_half_mlp), lambda n: (randn(n, n, 16, dtype=torch.bfloat16),),
+         atol=2e-2, rtol=2e-2, tags=("bf16",)))
+add(Case("bf16_attention", _fn(_half_attention),
+         lambda n: (randn(n, 2, n, 16, dtype=torch.bfloat16), randn(n, 2, n, 16, dtype=torch.bfloat16, salt=1)),
+         atol=2e-2, rtol=2e-2, tags=("bf16",)))
+
 
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

@@ -417,19 +417,31 @@ class Runtime:
     # library calls (func.call @__sym_<kind>_<n> in the host function)
     @staticmethod
     def library_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        if a.dtype != c.dtype:
+            c.add_(mixed_product(torch.mm, a, _rhs(a, b), c.dtype))
+            return
         c.addmm_(a, _rhs(a, b))
 
     @staticmethod
     def library_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         b = _rhs(a, b)
+        if a.dtype != c.dtype:
+            c.copy_(mixed_product(torch.mm, a, b, c.dtype))
+            return
         torch.mm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.mm(a, b))
 
     @staticmethod
     def library_batch_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        if a.dtype != c.dtype:
+            c.add_(mixed_product(torch.bmm, a, b, c.dtype))
+            return
         c.baddbmm_(a, b)
 
     @staticmethod
     def library_batch_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        if a.dtype != c.dtype:
+            c.copy_(mixed_product(torch.bmm, a, b, c.dtype))
+            return
         torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
 
     @staticmethod
@@ -446,6 +458,10 @@ class Runtime:
             pa, pb, np_, ni, nk, nj = form
             a = _grouped(a, pa, np_, ni)
             b = _rhs(a, _grouped(b, pb, b.dim() - nk - nj, nk))
+            if a.dtype != c.dtype:  # half operands, float32 accumulator
+                r = _mixed_matmul(a, b, c.dtype).view(c.shape)
+                c.copy_(r) if init else c.add_(r)
+                return
             if init and c.is_contiguous():
                 torch.matmul(a, b, out=c.view(*c.shape[:np_], a.shape[-2], b.shape[-1]))
                 return
@@ -561,6 +577,33 @@ def matmul_form(equation: str) -> tuple | None:
     pb = tuple(eb.index(x) for x in want_b)
     ident = lambda q: q == tuple(range(len(q)))  # noqa: E731
     return (None if ident(pa) else pa), (None if ident(pb) else pb), len(p), len(i), len(k), len(j)
+
+
+_OUT_DTYPE = [True]  # whether torch.mm / bmm take out_dtype here (CUDA builds of torch >= 2.8)
+
+
+def mixed_product(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """`op(a, b)` (torch.mm / torch.bmm) of half operands as a `dtype` (float32) tensor: cuBLAS
+    accumulates in float32 and writes float32 (`out_dtype`), which is what linalg's mixed matmul
+    computes. Without out_dtype, the operands are converted first (the same product, slower)."""
+    if _OUT_DTYPE[0]:
+        try:
+            return op(a, b, out_dtype=dtype)
+        except (RuntimeError, TypeError, NotImplementedError):
+            _OUT_DTYPE[0] = False
+    return op(a.to(dtype), b.to(dtype))
+
+
+def _mixed_matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """torch.matmul(a, b) for matmul_form's operands ([P.., I, K] and [P.., K, J] or [K, J]) through
+    mixed_product: flattened to one mm or bmm."""
+    if b.dim() == 2:
+        return mixed_product(torch.mm, a.reshape(-1, a.shape[-1]), b, dtype).view(*a.shape[:-1], b.shape[-1])
+    if a.dim() == 2:
+        return mixed_product(torch.mm, a, b, dtype)
+    lead = a.shape[:-2]
+    r = mixed_product(torch.bmm, a.reshape(-1, *a.shape[-2:]), b.expand(*lead, *b.shape[-2:]).reshape(-1, *b.shape[-2:]), dtype)
+    return r.view(*lead, a.shape[-2], b.shape[-1])
 
 
 SMALL_M = 32  # rows below which a transposed right operand is copied first (see _rhs)
