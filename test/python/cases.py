@@ -562,6 +562,11 @@ def _half_attention(q, k):
     return torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1) @ k
 
 
+def _half_constant(x):
+    return x * torch.tensor([0.5, 2.0, -1.0, 3.0], dtype=torch.bfloat16)  # a bf16 literal in the graph
+
+
+add(Case("bf16_constant", _fn(_half_constant), lambda n: (randn(n, n, 4, dtype=torch.bfloat16),), tags=("bf16",)))
 add(Case("bf16_mlp", _module(_half_mlp), lambda n: (randn(n, n, 16, dtype=torch.bfloat16),),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
 add(Case("bf16_attention", _fn(_half_attention),
