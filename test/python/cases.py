@@ -566,7 +566,12 @@ def _half_constant(x):
     return x * torch.tensor([0.5, 2.0, -1.0, 3.0], dtype=torch.bfloat16)  # a bf16 literal in the graph
 
 
+def _constant_vector(x):
+    return x * torch.tensor([0.5, 2.0, -1.0, 3.0]) + torch.arange(4.0)  # literals of 4 elements (dense_resource)
+
+
 add(Case("bf16_constant", _fn(_half_constant), lambda n: (randn(n, n, 4, dtype=torch.bfloat16),), tags=("bf16",)))
+add(Case("constant_vector", _fn(_constant_vector), lambda n: (randn(n, n, 4),)))
 add(Case("bf16_mlp", _module(_half_mlp), lambda n: (randn(n, n, 16, dtype=torch.bfloat16),),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
 add(Case("bf16_attention", _fn(_half_attention),

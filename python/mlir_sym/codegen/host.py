@@ -23,6 +23,18 @@ from typing import Any
 from torch_mlir import ir
 
 
+def _resource_blob(module: ir.Operation, name: str) -> bytes:
+    """The bytes of the builtin dialect resource `name` (a `dense_resource<name>` attribute's data),
+    read from the module's printed resource section: the Python bindings have no accessor. The hex
+    string starts with the blob's 4-byte alignment."""
+    import re
+
+    m = re.search(r'\b' + re.escape(name) + r'\s*:\s*"0x([0-9A-Fa-f]*)"', module.get_asm(large_elements_limit=None))
+    if m is None:
+        raise HostCodegenError(f"dense_resource<{name}> has no data in the module")
+    return bytes.fromhex(m.group(1))[4:]
+
+
 class HostCodegenError(RuntimeError):
     """The host function holds an op the GPU runtime cannot run on the host."""
 
@@ -195,6 +207,15 @@ class HostCodegen:
         n = 1
         for d in t.shape:
             n *= d
+        if str(attr).startswith("dense_resource<"):  # torch-mlir's literals of more than one element
+            import torch
+
+            raw = _resource_blob(module, str(attr)[len("dense_resource<"):].split(">")[0])
+            values = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ELEMENT_DTYPES[et])).tolist()
+            if len(values) != n:
+                raise HostCodegenError(f"constant @{gname}: {len(values)} values for {n} elements")
+            self.constants[gname] = {"dtype": ELEMENT_DTYPES[et], "shape": list(t.shape), "values": values}
+            return gname
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             v = dense.get_splat_value()
