@@ -367,7 +367,8 @@ _COMMUTATIVE = {"aten.add.Tensor", "aten.mul.Tensor"}
 def scalar_first_operands(graph: fx.Graph) -> int:
     """`aten.sub.Tensor(n, t)` with a size `n` (a SymInt node, as decompositions of reflection padding
     write `(size - 1) - |i|`) does not verify in torch-mlir (operand #0 must be a tensor): it becomes
-    `aten.rsub.Scalar(t, n)`; an add or mul with the scalar first swaps its operands."""
+    `aten.rsub.Scalar(t, n)`; an add or mul with the scalar first swaps its operands (`n + alpha * t`
+    becomes `(t * alpha) + n`)."""
     count = 0
     for node in graph.nodes:
         t = str(node.target)
@@ -375,6 +376,12 @@ def scalar_first_operands(graph: fx.Graph) -> int:
             continue
         a, b = node.args
         if isinstance(_meta_val(a), torch.Tensor) or not isinstance(_meta_val(b), torch.Tensor):
+            continue
+        if t == "aten.add.Tensor" and node.kwargs.get("alpha", 1) != 1:  # n + alpha * t = (alpha * t) + n
+            e = Emitter(graph, node)
+            node.args = (e(torch.ops.aten.mul.Tensor, b, node.kwargs["alpha"]), a)
+            node.kwargs = {k: v for k, v in node.kwargs.items() if k != "alpha"}
+            count += 1
             continue
         if t == "aten.sub.Tensor":
             node.target = torch.ops.aten.rsub.Scalar  # rsub(t, n, alpha) = n - alpha * t

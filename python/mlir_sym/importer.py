@@ -251,8 +251,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         fx_rewrites.var_mean_in_float(graph)
         numerics.tanh_gelu_formula(graph)
         numerics.widen_half_reductions(graph)
+        numerics.pow_special_exponents(graph)  # first: eager rounds a half x * x before `* x`
         numerics.half_math_in_float(graph)
-        numerics.pow_special_exponents(graph)
         numerics.nan_propagating_selections(graph)
         numerics.reciprocal_as_division(graph)
         fx_rewrites.splits_to_slices(graph)

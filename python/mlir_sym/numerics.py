@@ -109,9 +109,20 @@ def _wants_float(node: fx.Node, dtype: torch.dtype) -> bool:
     if op in _ARITH:
         return False
     if op in _SCALED:
-        return node.kwargs.get("rounding_mode") is not None or any(
-            isinstance(a, float) and float(torch.tensor(a, dtype=dtype)) != a for a in node.args[1:])
+        return node.kwargs.get("rounding_mode") is not None or any(_scales_in_float(a, dtype) for a in node.args[1:])
     return True
+
+
+def _scales_in_float(a, dtype: torch.dtype) -> bool:
+    """Whether eager multiplies / divides a `dtype` tensor by operand `a` at more than `dtype`'s
+    precision: a Python number the half type does not represent (257 or 0.7071 in bf16), a symbolic
+    scalar, or a tensor of another type (a 0-d float32 scale, the float Dynamo passes as a tensor)."""
+    if isinstance(a, bool) or a is None:
+        return False
+    if isinstance(a, (int, float)):
+        return float(torch.tensor(a, dtype=dtype)) != a
+    v = _val(a) if isinstance(a, fx.Node) else a
+    return not (isinstance(v, torch.Tensor) and v.dtype == dtype)
 
 
 def widen_half_reductions(graph: fx.Graph) -> int:
@@ -153,11 +164,13 @@ def half_math_in_float(graph: fx.Graph) -> int:
         widened: dict[fx.Node, fx.Node] = {}
 
         def widen(a):
-            if isinstance(a, fx.Node) and _tensor_of(a, dtype):
-                if a not in widened:
-                    widened[a] = e(prims.convert_element_type.default, a, torch.float32)
-                return widened[a]
-            return a
+            v = _val(a)
+            if not isinstance(v, torch.Tensor) or v.dtype == torch.float32 or v.dtype.is_complex:
+                return a
+            if a not in widened:  # integer and bool operands take the result's type first, as in eager
+                half = a if v.dtype == dtype else e(prims.convert_element_type.default, a, dtype)
+                widened[a] = e(prims.convert_element_type.default, half, torch.float32)
+            return widened[a]
 
         args = fx.node.map_aggregate(node.args, widen)
         kwargs = fx.node.map_aggregate(node.kwargs, widen)
@@ -188,8 +201,8 @@ def nan_propagating_selections(graph: fx.Graph) -> int:
         val, x = node.meta.get("val"), node.args[0]
         xv = _val(x)
         if not (isinstance(val, torch.Tensor) and val.dtype.is_floating_point and isinstance(xv, torch.Tensor)
-                and xv.dtype == val.dtype and xv.shape == val.shape):
-            continue  # broadcast or promoted first operands keep the op's own result
+                and xv.dtype.is_floating_point):
+            continue  # `where` below broadcasts and promotes a narrower first operand as the op does
         users = list(node.users)
         e = Emitter(graph, node)
         e.at = node.next  # the new nodes go after the op

@@ -191,6 +191,27 @@ def test_library_einsum_sets_or_accumulates():
     torch.testing.assert_close(c, 2 * (x @ w))
 
 
+@pytest.mark.parametrize("equation", ["abd,dc->abc", "abce,abde->abcd", "abe,cde->abcd", "ab,ab->a", "ab,b->a"])
+def test_library_einsum_of_half_operands_accumulates_in_float32(equation):
+    """bf16 operands and a float32 accumulator (a bf16 nn.Linear, `a.float() @ v.float()`): the
+    product is computed in float32, matmul-shaped or not (a non-matmul form once came back rounded to
+    bf16: 0.046 off for a 300-long dot product)."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    sizes = dict(zip("abcde", (2, 3, 4, 5, 300)))
+    lhs, res = equation.split("->")
+    ea, eb = lhs.split(",")
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn([sizes[x] for x in ea], generator=g).bfloat16()
+    b = torch.randn([sizes[x] for x in eb], generator=g).bfloat16()
+    want = torch.einsum(equation, a.double(), b.double())
+    c = torch.zeros([sizes[x] for x in res])
+    Runtime.library_einsum(True, equation, a, b, c)
+    torch.testing.assert_close(c.double(), want, atol=1e-4, rtol=1e-5)
+    Runtime.library_einsum(False, equation, a, b, c)
+    torch.testing.assert_close(c.double(), 2 * want, atol=2e-4, rtol=1e-5)
+
+
 @pytest.mark.parametrize("equation, form", [
     ("abd,dc->abc", (None, None, 0, 2, 1, 1)),  # a linear layer: batch and rows are one row dim
     ("abce,abed->abcd", (None, None, 2, 1, 1, 1)),  # attention's p @ v

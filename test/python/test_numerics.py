@@ -84,3 +84,49 @@ def test_nan_keeping_selections_graph():
     assert numerics.nan_propagating_selections(gm.graph) == 2
     targets = _targets(gm)
     assert targets.count("aten.isnan.default") == 2 and targets.count("aten.where.self") == 2
+
+
+def _compiled(fn):
+    return torch.compile(fn, backend="mlir_sym", dynamic=True)
+
+
+def test_scalar_first_add_keeps_alpha_on_the_tensor():
+    """`torch.add(n, x, alpha=2)` is n + 2 * x (scalar_first_operands swapped it into x + 2 * n)."""
+    x = torch.arange(6.0).reshape(3, 2)
+    for fn in (lambda x: torch.add(3, x, alpha=2), lambda x: torch.add(x.shape[0], x, alpha=2),
+               lambda x: torch.sub(x.shape[0], x, alpha=2)):
+        torch._dynamo.reset()
+        torch.testing.assert_close(_compiled(fn)(x), fn(x))
+
+
+def test_nan_survives_broadcast_and_promoted_first_operands():
+    x = torch.tensor([[float("nan"), 1.0, 3.0]])
+    y = torch.tensor([[0.5], [2.0]])
+    h = torch.tensor([float("nan"), 1.0, 5.0], dtype=torch.float16)
+    lo = torch.tensor([[0.0], [2.0]])
+    for fn, args in ((torch.maximum, (x, y)), (torch.minimum, (x, y)), (torch.maximum, (h, x[0])),
+                     (lambda a, b: torch.clamp(a[0], min=b), (x, lo))):
+        torch._dynamo.reset()
+        torch.testing.assert_close(_compiled(fn)(*args), fn(*args), equal_nan=True)
+
+
+@pytest.mark.parametrize("fn", [lambda x, s: x / 257, lambda x, s: x * 257, lambda x, s: x * s,
+                                lambda x, s: x * torch.tensor(0.7071067811865476)],
+                         ids=["div_int", "mul_int", "mul_float_input", "mul_f32_scalar_tensor"])
+def test_half_scaling_matches_eager(fn):
+    """bf16 times or over a scalar eager holds at float32 (an int bf16 cannot represent, a float passed
+    in, a 0-d float32 tensor): computed in float32 (they differed in 2.7-100 % of the elements). (x ** 3
+    becomes bf16 products, rounded each as in eager on the GPU; the CPU JIT keeps the chain in float32.)"""
+    x = (torch.randn(64, 128, generator=torch.Generator().manual_seed(0)) * 3).bfloat16()
+    got, want = _compiled(fn)(x, 0.7071067811865476), fn(x, 0.7071067811865476)
+    differ = (got != want).float().mean().item()
+    assert differ <= 0.01, f"{differ:.2%} differ"
+
+
+def test_integer_base_of_a_half_power_takes_the_half_type_first():
+    """`int_tensor ** bf16_tensor`: eager converts the integers to bf16 (the common type) first."""
+    i = torch.arange(250, 400)
+    e = torch.tensor(1.5, dtype=torch.bfloat16)
+    fn = lambda i, e: i ** e  # noqa: E731
+    got, want = _compiled(fn)(i, e), fn(i, e)
+    assert (got != want).float().mean().item() <= 0.01

@@ -452,8 +452,8 @@ class Runtime:
         form = _MATMUL_FORMS.get(equation, 0)
         if form == 0:
             form = _MATMUL_FORMS[equation] = matmul_form(equation)
-        if form is None:
-            r = torch.einsum(equation, a, b)
+        if form is None:  # half operands into a float32 accumulator: converted first, as linalg's body does
+            r = torch.einsum(equation, a.to(c.dtype), b.to(c.dtype)) if a.dtype != c.dtype else torch.einsum(equation, a, b)
         else:
             pa, pb, np_, ni, nk, nj = form
             a = _grouped(a, pa, np_, ni)
@@ -589,7 +589,9 @@ def mixed_product(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> t
     if _OUT_DTYPE[0]:
         try:
             return op(a, b, out_dtype=dtype)
-        except (RuntimeError, TypeError, NotImplementedError):
+        except (RuntimeError, TypeError, NotImplementedError) as e:
+            if "out of memory" in str(e):
+                raise
             _OUT_DTYPE[0] = False
     return op(a.to(dtype), b.to(dtype))
 
