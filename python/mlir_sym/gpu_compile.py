@@ -96,19 +96,33 @@ def compile_graph(
 def _factories_on_cpu(gm: fx.GraphModule):
     """While importing: factory ops of the graph (empty, full, arange, scalar_tensor, ...) name the CPU
     as their device. torch-mlir's lowering refuses other devices, and the device is the runtime's
-    business here (every buffer the compute makes is allocated on the artifact's device). The graph is
-    restored afterwards: the backend may still run it eagerly."""
+    business here (every buffer the compute makes is allocated on the artifact's device), and constant
+    tensors the graph holds on the GPU are read from CPU copies. The graph is restored afterwards: the
+    backend may still run it eagerly."""
+    from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+
     saved = []
+    attrs = []
     for n in gm.graph.nodes:
         dev = n.kwargs.get("device") if n.op == "call_function" else None
         if isinstance(dev, (torch.device, str)) and torch.device(dev).type == "cuda":
             saved.append((n, n.kwargs))
             n.kwargs = {**n.kwargs, "device": torch.device("cpu")}
+        if n.op == "get_attr":  # a constant tensor on the GPU: torch-mlir reads it with tolist(), a copy
+            owner, _, name = n.target.rpartition(".")  # to the CPU that the active fake mode would intercept
+            mod = gm.get_submodule(owner) if owner else gm
+            t = getattr(mod, name, None)
+            if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor) and t.device.type == "cuda":
+                with unset_fake_temporarily():
+                    attrs.append((mod, name, t))
+                    setattr(mod, name, t.cpu())
     try:
         yield
     finally:
         for n, kw in saved:
             n.kwargs = kw
+        for mod, name, t in attrs:
+            setattr(mod, name, t)
 
 
 @dataclass

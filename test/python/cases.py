@@ -563,11 +563,12 @@ def _half_attention(q, k):
 
 
 def _half_constant(x):
-    return x * torch.tensor([0.5, 2.0, -1.0, 3.0], dtype=torch.bfloat16)  # a bf16 literal in the graph
+    return x * torch.tensor([0.5, 2.0, -1.0, 3.0], dtype=torch.bfloat16, device=x.device)  # a bf16 literal
 
 
 def _constant_vector(x):
-    return x * torch.tensor([0.5, 2.0, -1.0, 3.0]) + torch.arange(4.0)  # literals of 4 elements (dense_resource)
+    # literals of 4 elements (torch-mlir imports them as dense_resource)
+    return x * torch.tensor([0.5, 2.0, -1.0, 3.0], device=x.device) + torch.arange(4.0, device=x.device)
 
 
 add(Case("bf16_constant", _fn(_half_constant), lambda n: (randn(n, n, 4, dtype=torch.bfloat16),), tags=("bf16",)))
