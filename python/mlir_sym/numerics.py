@@ -91,6 +91,16 @@ def _tensor_of(a, dtype) -> bool:
     return isinstance(v, torch.Tensor) and v.dtype == dtype
 
 
+def _calls(graph: fx.Graph, target: str) -> list[fx.Node]:
+    """The graph's calls of `target` ("aten.gelu.default"), listed first: the rewrites replace them."""
+    return [n for n in graph.nodes if n.op == "call_function" and str(n.target) == target]
+
+
+def _one_over(e: Emitter, x, val: torch.Tensor) -> fx.Node:
+    """`1 / x` as eager divides: a 0-d one of the result's type over `x`."""
+    return e(aten.div.Tensor, e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device), x)
+
+
 def _packet(node: fx.Node) -> str:
     """'aten.add.Tensor' -> 'add'."""
     parts = str(node.target).split(".")
@@ -215,9 +225,8 @@ def nan_propagating_selections(graph: fx.Graph) -> int:
 
 def tanh_gelu_formula(graph: fx.Graph) -> int:
     count = 0
-    for node in list(graph.nodes):
-        if node.op != "call_function" or str(node.target) != "aten.gelu.default" \
-                or node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none") != "tanh":
+    for node in _calls(graph, "aten.gelu.default"):
+        if node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none") != "tanh":
             continue
         e = Emitter(graph, node)
         dtype = node.meta["val"].dtype
@@ -234,9 +243,7 @@ def tanh_gelu_formula(graph: fx.Graph) -> int:
 
 def pow_special_exponents(graph: fx.Graph) -> int:
     count = 0
-    for node in list(graph.nodes):
-        if node.op != "call_function" or str(node.target) != "aten.pow.Tensor_Scalar":
-            continue
+    for node in _calls(graph, "aten.pow.Tensor_Scalar"):
         x, p = node.args[0], node.args[1]
         val = node.meta.get("val")
         if not (isinstance(val, torch.Tensor) and val.dtype.is_floating_point and _tensor_of(x, val.dtype)) \
@@ -250,7 +257,7 @@ def pow_special_exponents(graph: fx.Graph) -> int:
         else:
             power = e(aten.mul.Tensor, x, x) if abs(p) >= 2 else x
             power = e(aten.mul.Tensor, power, x) if abs(p) == 3 else power
-            out = power if p > 0 else e(aten.div.Tensor, e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device), power)
+            out = power if p > 0 else _one_over(e, power, val)
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1
@@ -259,15 +266,11 @@ def pow_special_exponents(graph: fx.Graph) -> int:
 
 def reciprocal_as_division(graph: fx.Graph) -> int:
     count = 0
-    for node in list(graph.nodes):
-        if node.op != "call_function" or str(node.target) != "aten.reciprocal.default":
-            continue
+    for node in _calls(graph, "aten.reciprocal.default"):
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor) or not val.dtype.is_floating_point:
             continue
-        e = Emitter(graph, node)
-        one = e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device)
-        node.replace_all_uses_with(e(aten.div.Tensor, one, node.args[0]))
+        node.replace_all_uses_with(_one_over(Emitter(graph, node), node.args[0], val))
         graph.erase_node(node)
         count += 1
     return count

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cases import CASES, Case
+from cases import CASES, Case, cpu_has_bf16
 from mlir_sym import backend
 from test_datadep import CASES as DATADEP_CASES
 from test_datadep import DYNAMO_SETTINGS as DATADEP_SETTINGS
@@ -31,17 +31,9 @@ def emulate_gpu(monkeypatch):
     monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", "1")
 
 
-def _cpu_has_bf16() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512_bf16" in f.read()
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
 def test_gpu_mapping_emulated(case: Case):
-    if "bf16" in case.tags and not _cpu_has_bf16():
+    if "bf16" in case.tags and not cpu_has_bf16():
         pytest.skip("the emulated mapping's bf16 vectors need __truncsfbf2, which the CPU JIT lacks without AVX512-BF16")
     fn = case.build()
     compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)

@@ -37,6 +37,16 @@ class Case:
         return self.name
 
 
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has AVX512-BF16: without it the CPU JIT lacks __truncsfbf2, which the
+    emulated GPU mapping's bf16 vectors (and bf16 scatter-adds there) need."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_bf16" in f.read()
+    except OSError:
+        return False
+
+
 def _gen(n: int, salt: int = 0) -> torch.Generator:
     return torch.Generator().manual_seed(1000 * n + salt)
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from cases import cpu_has_bf16
 from mlir_sym import backend
 from mlir_sym.runtime.artifact import SymAssertionError
 
@@ -325,21 +326,13 @@ def test_scatters_wrap_negative_indices_and_check_bounds(fn, emulate_gpu, monkey
     assert backend.stats.compiles == 1
 
 
-def _cpu_has_bf16() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512_bf16" in f.read()
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("emulate_gpu", ["0", "1"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precision_scatter_adds(dtype, emulate_gpu, monkeypatch):
     """index_put(accumulate=True) of bf16 / f16, then bf16 / f16 arithmetic and math: on the CPU JIT
     they are computed in f32 (x86 without AVX512-BF16 lowers bf16 arithmetic, conversions and math
     to calls of __truncsfbf2, which the JIT lacks: every bf16 graph failed to load on such hosts)."""
-    if dtype == torch.bfloat16 and emulate_gpu == "1" and not _cpu_has_bf16():
+    if dtype == torch.bfloat16 and emulate_gpu == "1" and not cpu_has_bf16():
         pytest.skip("known gap of the emulation: LLVM's x86 legalization of <8 x bfloat> loads and stores "
                     "(the 128-bit path) calls __truncsfbf2, which the JIT lacks, without AVX512-BF16")
     monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
