@@ -101,6 +101,13 @@ def _one_over(e: Emitter, x, val: torch.Tensor) -> fx.Node:
     return e(aten.div.Tensor, e(aten.full.default, [], 1.0, dtype=val.dtype, device=val.device), x)
 
 
+def _replace(graph: fx.Graph, node: fx.Node, new: fx.Node) -> int:
+    """`node`'s uses read `new` and `node` goes; 1, the count of rewritten nodes."""
+    node.replace_all_uses_with(new)
+    graph.erase_node(node)
+    return 1
+
+
 def _packet(node: fx.Node) -> str:
     """'aten.add.Tensor' -> 'add'."""
     parts = str(node.target).split(".")
@@ -189,10 +196,7 @@ def half_math_in_float(graph: fx.Graph) -> int:
             for n in [out, *widened.values()]:  # the op does not compute in float32 this way: leave it
                 graph.erase_node(n)
             continue
-        back = e(prims.convert_element_type.default, out, dtype)
-        node.replace_all_uses_with(back)
-        graph.erase_node(node)
-        count += 1
+        count += _replace(graph, node, e(prims.convert_element_type.default, out, dtype))
     return count
 
 
@@ -235,9 +239,7 @@ def tanh_gelu_formula(graph: fx.Graph) -> int:
         inner = e(aten.mul.Tensor, e(aten.add.Tensor, x, e(aten.mul.Tensor, cube, 0.044715)), math.sqrt(2 / math.pi))
         half_x = e(aten.mul.Tensor, x, 0.5)
         out = e(aten.mul.Tensor, half_x, e(aten.add.Tensor, e(aten.tanh.default, inner), 1))
-        node.replace_all_uses_with(out if dtype not in _HALF else e(prims.convert_element_type.default, out, dtype))
-        graph.erase_node(node)
-        count += 1
+        count += _replace(graph, node, out if dtype not in _HALF else e(prims.convert_element_type.default, out, dtype))
     return count
 
 
@@ -258,9 +260,7 @@ def pow_special_exponents(graph: fx.Graph) -> int:
             power = e(aten.mul.Tensor, x, x) if abs(p) >= 2 else x
             power = e(aten.mul.Tensor, power, x) if abs(p) == 3 else power
             out = power if p > 0 else _one_over(e, power, val)
-        node.replace_all_uses_with(out)
-        graph.erase_node(node)
-        count += 1
+        count += _replace(graph, node, out)
     return count
 
 
@@ -270,7 +270,5 @@ def reciprocal_as_division(graph: fx.Graph) -> int:
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor) or not val.dtype.is_floating_point:
             continue
-        node.replace_all_uses_with(_one_over(Emitter(graph, node), node.args[0], val))
-        graph.erase_node(node)
-        count += 1
+        count += _replace(graph, node, _one_over(Emitter(graph, node), node.args[0], val))
     return count
