@@ -8,6 +8,7 @@ from mlir_sym.passes import (  # noqa: F401
     defer_nested_asserts,
     duplicate_elementwise,
     fold_transposes,
+    fuse_elementwise_chains,
     forward_copies,
     gpu_dedup_kernels,
     gpu_device_asserts,

@@ -20,8 +20,10 @@ Instead:
       Dynamic views become exact collapse/expand shapes later (fx_rewrites.views_to_collapse_split);
       the bmms are library calls on the GPU, the mask and softmax one fused kernel.
 
-Rewritten: q, k, v of float32 or float64 (for float16/bfloat16 PyTorch's math form computes in float32,
-which the expansion does not), of one rank >= 3 with the same (symbolic) batch dims, no dropout, no grouped-query
+Rewritten: q, k, v of one floating-point dtype (float16/bfloat16: products of the half tensors with
+float32 results, scale, mask and softmax in float32, the probabilities rounded to the half type for the
+second product, as PyTorch's fused kernels do, the output rounded once), of one rank >= 3 with the same
+(symbolic) batch dims, no dropout, no grouped-query
 broadcast, at most one of attn_mask / is_causal, scale None or a number, and nothing requiring grad.
 Any other call keeps PyTorch's own tracing.
 """
@@ -67,6 +69,8 @@ def _attention_fake(query, key, value, attn_mask, is_causal, scale):
     return torch.empty_permuted(shape, _layout(len(shape)), dtype=query.dtype, device=query.device)
 
 
+_FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+_HALF = (torch.bfloat16, torch.float16)
 _SDPA = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
 _PARAMS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 
@@ -86,8 +90,8 @@ def _why_not(bound: dict[str, Any]) -> str | None:
         return "q, k or v is not a tensor"
     if any(t.requires_grad for t in (q, k, v)) or (isinstance(mask, torch.Tensor) and mask.requires_grad):
         return "an input requires grad (the custom op has no backward)"
-    if q.dtype not in (torch.float32, torch.float64) or not (q.dtype == k.dtype == v.dtype):
-        return "not float32/float64 (PyTorch's math form computes half types in float32)"
+    if q.dtype not in _FLOATS or not (q.dtype == k.dtype == v.dtype):
+        return "not a floating-point dtype of PyTorch's math form"
     if q.dim() < 3 or not (q.dim() == k.dim() == v.dim()):
         return "ranks differ or are below 3"
     if not (_same_dims(q.shape[:-2], k.shape[:-2]) and _same_dims(q.shape[:-2], v.shape[:-2])):
@@ -160,9 +164,18 @@ def expand_attention(graph: fx.Graph) -> int:
         def collapse(t: fx.Node) -> fx.Node:
             return e(prims.collapse.default, t, 0, nb - 1) if nb > 1 else t
 
-        qs = e(aten.mul.Tensor, q, scale)
-        kt = e(aten.transpose.int, collapse(k), 1, 2)
-        scores = e(aten.bmm.default, collapse(qs), kt)
+        def wide(t: fx.Node) -> fx.Node:
+            return e(prims.convert_element_type.default, t, torch.float32)
+
+        half = qv.dtype in _HALF
+        if half:
+            # in float32, rounded once at the end (PyTorch's math form for half types); the products read
+            # the half buffers (sym-matmul-half-operands), the scale applies to the float32 scores
+            kt = wide(e(aten.transpose.int, collapse(k), 1, 2))
+            scores = e(aten.mul.Tensor, e(aten.bmm.default, wide(collapse(q)), kt), scale)
+        else:
+            kt = e(aten.transpose.int, collapse(k), 1, 2)
+            scores = e(aten.bmm.default, collapse(e(aten.mul.Tensor, q, scale)), kt)
         scores = e(aten.view.default, scores, [*batch, length, kv_len])
         fully_masked = mask is not None  # rows may be all -inf: PyTorch's safe softmax gives them 0
         if causal:
@@ -179,9 +192,15 @@ def expand_attention(graph: fx.Graph) -> int:
         if fully_masked:
             is_inf = e(aten.eq.Scalar, scores, float("-inf"))
             probs = e(aten.masked_fill.Scalar, probs, e(aten.all.dim, is_inf, -1, True), 0.0)
-        out = e(aten.bmm.default, collapse(probs), collapse(v))
+        if half:  # rounded to the half type for the second product, as PyTorch's fused kernels (flash) do
+            probs = wide(collapse(e(prims.convert_element_type.default, probs, qv.dtype)))
+            out = e(aten.bmm.default, probs, wide(collapse(v)))
+        else:
+            out = e(aten.bmm.default, collapse(probs), collapse(v))
         if nb > 1:
             out = e(aten.view.default, out, [*batch, length, e.size(v, nb + 1)])
+        if half:
+            out = e(prims.convert_element_type.default, out, qv.dtype)
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1

@@ -589,6 +589,17 @@ add(Case("bf16_attention", _fn(_half_attention),
          lambda n: (randn(n, 2, n, 16, dtype=torch.bfloat16), randn(n, 2, n, 16, dtype=torch.bfloat16, salt=1)),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
 
+# scaled_dot_product_attention on half tensors (attention.py): float32 inside, probabilities rounded to
+# the half type for the second product; on the GPU both products are cuBLAS on half buffers.
+def _half_sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+add(Case("bf16_sdpa", _fn(_half_sdpa),
+         lambda n: (randn(n, 2, 4, n, 16, dtype=torch.bfloat16), randn(n, 2, 4, n, 16, dtype=torch.bfloat16, salt=1),
+                    randn(n, 2, 4, n, 16, dtype=torch.bfloat16, salt=2)),
+         atol=2e-2, rtol=2e-2, tags=("bf16",)))
+
 
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

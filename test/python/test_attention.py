@@ -51,15 +51,31 @@ def test_calls_we_do_not_expand_keep_pytorchs_tracing():
     assert backend.stats.attention_ops == 1  # the second call only
 
 
-def test_half_inputs_keep_pytorchs_math_form():
-    def f(q):
-        return F.scaled_dot_product_attention(q, q, q, is_causal=True)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_inputs_are_expanded_in_float32(dtype):
+    """Half q, k, v: the products in float32 of the half tensors, softmax in float32, the
+    probabilities rounded to the half type for the second product (as PyTorch's fused kernels),
+    the output rounded once. Closer to float64 than a half-precision computation: within eager's own
+    error of the float64 result, for a causal call and one with a half float mask."""
+    def f(q, k, v, bias):
+        return (F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
 
     cf = torch.compile(f, backend="mlir_sym", dynamic=True)
-    q = torch.randn(2, 3, 5, 8, dtype=torch.bfloat16)
-    with torch.no_grad():
-        torch.testing.assert_close(cf(q), f(q), atol=2e-2, rtol=2e-2)
-    assert backend.stats.attention_ops == 0
+    for n in (5, 9):
+        g = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(2, 3, n, 8, generator=g).to(dtype) for _ in range(3))
+        bias = torch.randn(n, n, generator=g).to(dtype)
+        with torch.no_grad():
+            out, eager = cf(q, k, v, bias), f(q, k, v, bias)
+            exact = f(q.double(), k.double(), v.double(), bias.double())
+        for o, e, x in zip(out, eager, exact):
+            assert o.dtype == dtype
+            ulp = torch.finfo(dtype).eps * x.abs().clamp_min(1)
+            assert ((o.double() - x).abs() <= 2 * ulp).all()
+            torch.testing.assert_close(o, e, atol=2e-2 if dtype == torch.bfloat16 else 2e-3, rtol=0)
+    assert backend.stats.attention_ops == 2
+    assert backend.stats.compiles == 1
 
 
 def test_inputs_that_require_grad_are_not_rewritten():

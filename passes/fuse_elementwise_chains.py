@@ -1,0 +1,180 @@
+"""Fuse an elementwise `linalg.generic` into the elementwise generic that consumes it, where
+`linalg-fuse-elementwise-ops` left the pair apart because of `tensor.dim` uses (on tensors).
+
+Upstream fusion fuses a producer only into its single user. When it propagates reshapes (a
+`collapse_shape` of a matmul's rows expanded back), it makes `tensor.dim`s of the producers' results
+to size the new `expand_shape`s, in the same rewrite; those are users too, so the next fusion in the
+chain is refused and the canonicalization that would fold them comes after the pass. A bf16 linear
+layer followed by a reshape was then three kernels after the library call: the bias add in float32
+(written to memory), and the rounding to bf16 reading it back (GPT-2 in bf16: one extra launch per
+linear layer). Running upstream fusion a second time fuses the pair but also elementwise producers
+into contractions (a layer norm into the next matmul's generic), which then stop being library calls;
+this pass fuses only elementwise into elementwise.
+
+A producer P is fused into a consumer C when:
+  - both are `linalg.generic`s on tensors in the same block with all-parallel iterators, P with one
+    result and an identity output map whose body does not read its `outs` value;
+  - C reads P's result (every such operand) as an input through an identity map;
+  - P's result has no users but C and `tensor.dim`s (rewritten to the dims of P's `outs` operand);
+  - the bodies have no ops with regions.
+The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
+the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
+argument, then C's body.
+
+Before:
+  %a = linalg.generic {parallel} ins(%mm, %bias : tensor<?x?x32xf32>, tensor<32xbf16>) outs(%e0) { extf, addf }
+  %d = tensor.dim %a, %c0
+  %r = linalg.generic {parallel} ins(%a : tensor<?x?x32xf32>) outs(%e1 : tensor<?x?x32xbf16>) { truncf }
+After:
+  %d = tensor.dim %e0, %c0
+  %r = linalg.generic {parallel} ins(%mm, %bias) outs(%e1) { extf, addf, truncf }
+"""
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from mlir_sym.passes._compute_common import compute_funcs, defining_op
+from mlir_sym.passes.registry import SymPass, register
+
+
+def _maps(g: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+
+
+def _identity(m: ir.AffineMap) -> bool:
+    return m.n_symbols == 0 and str(m) == str(ir.AffineMap.get_identity(m.n_dims))
+
+
+def _elementwise(g: ir.Operation | None) -> bool:
+    if g is None or g.name != "linalg.generic" or not g.results:
+        return False
+    if not all(isinstance(r.type, ir.RankedTensorType) for r in g.results):
+        return False
+    if not all("parallel" in str(a) for a in ir.ArrayAttr(g.attributes["iterator_types"])):
+        return False
+    return all(len(o.operation.regions) == 0 for o in g.regions[0].blocks[0].operations)
+
+
+def _n_inputs(g: ir.Operation) -> int:
+    return len(g.operands) - len(g.results)
+
+
+def _owner(use) -> ir.Operation:
+    o = use.owner
+    return o.operation if hasattr(o, "operation") else o
+
+
+@register
+class FuseElementwiseChains(SymPass):
+    """Fuse elementwise linalg.generic pairs that upstream fusion left apart because of tensor.dim uses."""
+
+    name = "sym-fuse-elementwise-chains"
+
+    def run(self, op: ir.Operation) -> None:
+        for fn in compute_funcs(op):
+            for block in fn.operation.regions[0].blocks:
+                changed = True
+                while changed:
+                    changed = False
+                    for child in list(block.operations):
+                        c = child.operation
+                        if _elementwise(c) and self._fuse_one(c):
+                            changed = True
+                            break
+
+    def _fuse_one(self, c: ir.Operation) -> bool:
+        """Fuse the first fusable producer of `c`'s inputs into it; whether one was."""
+        cmaps = _maps(c)
+        n_in = _n_inputs(c)
+        for i in range(n_in):
+            p = defining_op(c.operands[i])
+            if p is None or p.block != c.block or not self._producer_ok(p, c):
+                continue
+            if not _identity(cmaps[i]):
+                continue
+            value = c.operands[i]
+            reads = [j for j in range(n_in) if c.operands[j] == value]
+            if any(not _identity(cmaps[j]) for j in reads):
+                continue
+            self._fuse(p, c, reads)
+            self.bump("generics-fused")
+            return True
+        return False
+
+    @staticmethod
+    def _producer_ok(p: ir.Operation, c: ir.Operation) -> bool:
+        if not _elementwise(p) or len(p.results) != 1:
+            return False
+        pmaps = _maps(p)
+        if not _identity(pmaps[-1]) or pmaps[-1].n_dims != _maps(c)[0].n_dims:
+            return False
+        body = p.regions[0].blocks[0]
+        if len(list(body.arguments[_n_inputs(p)].uses)) != 0:  # reads its outs value
+            return False
+        for u in p.results[0].uses:
+            owner = _owner(u)
+            if owner == c:
+                if u.operand_number >= _n_inputs(c):
+                    return False
+            elif owner.name != "tensor.dim":
+                return False
+        return True
+
+    @staticmethod
+    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int]) -> None:
+        p_in, c_in = _n_inputs(p), _n_inputs(c)
+        init = p.operands[p_in]
+        for u in list(p.results[0].uses):  # the dims of P's result are those of its outs operand
+            owner = _owner(u)
+            if owner.name == "tensor.dim":
+                owner.operands[0] = init
+        keep = [j for j in range(c_in) if j not in reads]
+        ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep]
+        outs = list(c.operands[c_in:])
+        pmaps, cmaps = _maps(p), _maps(c)
+        maps = pmaps[:p_in] + [cmaps[j] for j in keep] + cmaps[c_in:]
+        with ir.InsertionPoint(c), c.location:
+            fused = ir.Operation.create(
+                "linalg.generic", results=[r.type for r in c.results], operands=ins + outs,
+                attributes={
+                    "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                    "iterator_types": c.attributes["iterator_types"],
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), len(outs)]),
+                },
+                regions=1)
+        pb, cb = p.regions[0].blocks[0], c.regions[0].blocks[0]
+        types = [a.type for a in pb.arguments[:p_in]] + [cb.arguments[j].type for j in keep] + \
+                [a.type for a in cb.arguments[c_in:]]
+        block = fused.regions[0].blocks.append(*types)
+        mapping: dict = {}
+        for k in range(p_in):
+            mapping[pb.arguments[k]] = block.arguments[k]
+        for n, j in enumerate(keep):
+            mapping[cb.arguments[j]] = block.arguments[p_in + n]
+        for k in range(len(outs)):
+            mapping[cb.arguments[c_in + k]] = block.arguments[p_in + len(keep) + k]
+        with ir.InsertionPoint(block):
+            for o in pb.operations:
+                o = o.operation
+                if o.name == "linalg.yield":
+                    produced = mapping[o.operands[0]] if o.operands[0] in mapping else o.operands[0]
+                    for j in reads:
+                        mapping[cb.arguments[j]] = produced
+                    continue
+                _clone_into(o, mapping)
+            for o in cb.operations:
+                _clone_into(o.operation, mapping)
+        for old, new in zip(c.results, fused.results):
+            old.replace_all_uses_with(new)
+        c.erase()
+        p.erase()
+
+
+def _clone_into(o: ir.Operation, mapping: dict) -> None:
+    """Clone `o` at the current insertion point with its operands remapped; record its results."""
+    new = o.clone()
+    for k, v in enumerate(new.operands):
+        if v in mapping:
+            new.operands[k] = mapping[v]
+    for old, r in zip(o.results, new.results):
+        mapping[old] = r

@@ -1,0 +1,138 @@
+// RUN: symopt %s --split-input-file --sym-fuse-elementwise-chains | filecheck %s
+
+// Runs on tensors after linalg-fuse-elementwise-ops (sym-lower-to-nvvm): elementwise producers whose
+// other users are tensor.dims are fused into their elementwise consumer; nothing else is.
+
+#id = affine_map<(i, j, k) -> (i, j, k)>
+#col = affine_map<(i, j, k) -> (k)>
+
+// A bf16 linear's epilogue after a reshape: the bias add (also read by tensor.dims) and the rounding.
+// CHECK-LABEL: func.func @bias_then_round
+// CHECK-SAME:  (%[[MM:.*]]: tensor<?x?x32xf32>, %[[B:.*]]: tensor<32xbf16>, %[[E0:.*]]: tensor<?x?x32xf32>, %[[E1:.*]]: tensor<?x?x32xbf16>)
+// CHECK:       %[[D:.*]] = tensor.dim %[[E0]], %c0
+// CHECK:       %[[R:.*]] = linalg.generic {{.*}} ins(%[[MM]], %[[B]] : tensor<?x?x32xf32>, tensor<32xbf16>) outs(%[[E1]] : tensor<?x?x32xbf16>)
+// CHECK-NEXT:  ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:    %[[W:.*]] = arith.extf %[[Y]] : bf16 to f32
+// CHECK-NEXT:    %[[S:.*]] = arith.addf %[[X]], %[[W]] : f32
+// CHECK-NEXT:    %[[T:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK-NEXT:    linalg.yield %[[T]] : bf16
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[R]], %[[D]]
+func.func @bias_then_round(%mm: tensor<?x?x32xf32>, %b: tensor<32xbf16>, %e0: tensor<?x?x32xf32>,
+                           %e1: tensor<?x?x32xbf16>) -> (tensor<?x?x32xbf16>, index) {
+  %c0 = arith.constant 0 : index
+  %a = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm, %b : tensor<?x?x32xf32>, tensor<32xbf16>) outs(%e0 : tensor<?x?x32xf32>) {
+  ^bb0(%x: f32, %y: bf16, %out: f32):
+    %w = arith.extf %y : bf16 to f32
+    %s = arith.addf %x, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x32xf32>
+  %d = tensor.dim %a, %c0 : tensor<?x?x32xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<?x?x32xf32>) outs(%e1 : tensor<?x?x32xbf16>) {
+  ^bb0(%x: f32, %out: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x?x32xbf16>
+  return %r, %d : tensor<?x?x32xbf16>, index
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// A chain of three, the middle one read twice by its consumer: one generic.
+// CHECK-LABEL: func.func @chain_of_three
+// CHECK:       linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>) outs(%arg1 : tensor<?x?xf32>)
+// CHECK-NEXT:  ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:    %[[E:.*]] = math.exp %[[X]]
+// CHECK-NEXT:    %[[N:.*]] = arith.negf %[[E]]
+// CHECK-NEXT:    %[[M:.*]] = arith.mulf %[[N]], %[[N]]
+// CHECK-NEXT:    linalg.yield %[[M]]
+// CHECK-NOT:   linalg.generic
+func.func @chain_of_three(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %q : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %t = arith.mulf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#t = affine_map<(i, j) -> (j, i)>
+#row = affine_map<(i, j) -> (i)>
+
+// Left apart: a producer with a second real user, a transposed read, a reduction consumer, and a
+// producer reading its outs value.
+// CHECK-LABEL: func.func @left_apart
+// CHECK-COUNT-8: linalg.generic
+// CHECK-NOT:   linalg.generic
+func.func @left_apart(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>, %acc: tensor<?xf32>)
+    -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.sin %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %b = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.cos %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%u : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %a, %p, %b, %s, %v : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>
+}
