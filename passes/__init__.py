@@ -7,6 +7,7 @@ from mlir_sym.passes import (  # noqa: F401
     decompose_concat,
     defer_nested_asserts,
     duplicate_elementwise,
+    checked_int_division,
     fold_transposes,
     fuse_elementwise_chains,
     forward_copies,
@@ -37,5 +38,6 @@ from mlir_sym.passes import (  # noqa: F401
     specialize,
     strip_facts,
     sym_to_arith,
+    torch_elementwise_math,
     unshare_inits,
 )

@@ -58,6 +58,7 @@ from torch_mlir.dialects import arith, gpu, scf
 
 from mlir_sym.dialects import sym
 from mlir_sym.passes._compute_common import defining_op
+from mlir_sym.passes.defer_nested_asserts import MARKER as _NESTED_ASSERT_MARKER
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 # Host ops without side effects on buffers: evaluated by the host program in Python, so they may be
@@ -79,6 +80,13 @@ _MAX_HOST_BUFFER = 64
 
 def _is_pure_host_name(name: str) -> bool:
     return name in PURE_HOST_OPS or name.split(".")[0] in ("arith", "math", "index")
+
+
+def _is_nested_assert(o: ir.Operation) -> bool:
+    """A deferred nested assert (sym-defer-nested-asserts) left outside loops: a loop of one iteration
+    that canonicalization unrolled onto the host (a gather of one element). It checks values loaded
+    from device memory, so it runs in the launch that computes them (sym-gpu-device-asserts)."""
+    return o.name == "func.call" and ir.FlatSymbolRefAttr(o.attributes["callee"]).value == _NESTED_ASSERT_MARKER
 
 
 def is_host_buffer(v: ir.Value) -> bool:
@@ -217,6 +225,9 @@ class GpuMapParallel(SymPass):
                     group[-1], m.store.operands[1]) is not None else None  # still folds into `o`
                 flush_group()
                 group, rows = ([carried] if carried is not None else []) + [o], _row_trips(o)
+            elif _is_nested_assert(o):  # a check of device values (a one-element gather's index): device work
+                flush_group()
+                run.append(o)
             elif o.name in BARRIER_HOST_OPS:
                 flush_group()
                 self._serial(run)

@@ -169,7 +169,9 @@ def graph_key(gm: fx.GraphModule) -> str:
 def _decompositions() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
-    return get_decomposition_table()
+    from mlir_sym.decompositions import DECOMPOSITIONS
+
+    return {**get_decomposition_table(), **DECOMPOSITIONS}
 
 
 def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:

@@ -255,6 +255,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         numerics.half_math_in_float(graph)
         numerics.nan_propagating_selections(graph)
         numerics.reciprocal_as_division(graph)
+        numerics.exact_integer_division(graph)
         fx_rewrites.splits_to_slices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None

@@ -38,6 +38,12 @@ torch-mlir calls powf, which differs on signed zeros and infinities (`(-inf) ** 
 nan for sqrt) and costs a GPU kernel far more than a multiplication. Such pows on float tensors
 become those ops.
 
+`exact_integer_division`: torch-mlir lowers an integer `div(a, b, rounding_mode="floor")` (and `//`)
+through float64 (`floor(sitofp(a) / sitofp(b))`: wrong beyond 2^53, and no zero check) and has no
+lowering for integer `fmod` or for integer `pow` by a constant: they become the truncating
+division (checked for zero by sym-checked-int-division) with floor's correction,
+`a - trunc(a / b) * b`, and square-and-multiply products (wrapping as eager's do).
+
 `reciprocal_as_division`: torch-mlir's `reciprocal` asserts that no element is zero (a runtime error
 "unimplemented: tensor with zero element"); eager gives inf. It becomes `1 / x`.
 """
@@ -271,4 +277,62 @@ def reciprocal_as_division(graph: fx.Graph) -> int:
         if not isinstance(val, torch.Tensor) or not val.dtype.is_floating_point:
             continue
         count += _replace(graph, node, _one_over(Emitter(graph, node), node.args[0], val))
+    return count
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, torch.Tensor) and not v.dtype.is_floating_point and not v.dtype.is_complex \
+        and v.dtype != torch.bool
+
+
+def exact_integer_division(graph: fx.Graph) -> int:
+    count = 0
+    for target in ("aten.div.Tensor_mode", "aten.div.Scalar_mode"):
+        for node in _calls(graph, target):
+            val = node.meta.get("val")
+            if node.kwargs.get("rounding_mode") != "floor" or not _is_int(val) or not _is_int(_val(node.args[0])):
+                continue
+            a, b = node.args[0], node.args[1]
+            if isinstance(b, fx.Node) and not _is_int(_val(b)) or isinstance(b, (float, bool)):
+                continue
+            e = Emitter(graph, node)
+            div = aten.div.Tensor_mode if isinstance(b, fx.Node) else aten.div.Scalar_mode
+            q = e(div, a, b, rounding_mode="trunc")
+            r = e(aten.sub.Tensor, a, e(aten.mul.Tensor, q, b))
+            negative_b = e(aten.lt.Scalar, b, 0) if isinstance(b, fx.Node) else b < 0
+            inexact = e(aten.ne.Scalar, r, 0)
+            if isinstance(negative_b, bool):
+                below = e(aten.ne.Scalar, e(aten.lt.Scalar, r, 0), negative_b)
+            else:
+                below = e(aten.ne.Tensor, e(aten.lt.Scalar, r, 0), negative_b)
+            fix = e(aten.logical_and.default, inexact, below)
+            count += _replace(graph, node, e(aten.sub.Tensor, q, e(prims.convert_element_type.default, fix, val.dtype)))
+    for target in ("aten.fmod.Tensor", "aten.fmod.Scalar"):
+        for node in _calls(graph, target):
+            val = node.meta.get("val")
+            a, b = node.args[0], node.args[1]
+            if not _is_int(val) or not _is_int(_val(a)) or isinstance(b, (float, bool)) \
+                    or (isinstance(b, fx.Node) and not _is_int(_val(b))):
+                continue
+            e = Emitter(graph, node)
+            div = aten.div.Tensor_mode if isinstance(b, fx.Node) else aten.div.Scalar_mode
+            q = e(div, a, b, rounding_mode="trunc")
+            count += _replace(graph, node, e(aten.sub.Tensor, a, e(aten.mul.Tensor, q, b)))
+    for node in _calls(graph, "aten.pow.Tensor_Scalar"):
+        x, p = node.args[0], node.args[1]
+        val = node.meta.get("val")
+        if not _is_int(val) or not _is_int(_val(x)) or isinstance(p, bool) or not isinstance(p, int) or p < 0:
+            continue  # a negative exponent: eager raises, torch-mlir's error names the op
+        e = Emitter(graph, node)
+        result, base = None, x
+        while True:
+            if p & 1:
+                result = base if result is None else e(aten.mul.Tensor, result, base)
+            p >>= 1
+            if not p:
+                break
+            base = e(aten.mul.Tensor, base, base)
+        if result is None:  # x ** 0
+            result = e(aten.full_like.default, x, 1)
+        count += _replace(graph, node, result)
     return count

@@ -44,11 +44,11 @@ _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
-        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, func.func(torch-match-quantized-custom-ops), "
+        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, func.func(torch-match-quantized-custom-ops), "
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
-        "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, sym-decompose-concat, canonicalize, "
+        "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, sym-decompose-concat, canonicalize, "
         "func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, sym-forward-copies, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
@@ -64,7 +64,7 @@ PIPELINES: dict[str, str] = {
     # kernels, which are outlined and lowered to the NVVM/LLVM dialects; the host side is left for the
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
-        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-defer-nested-asserts, sym-assert-to-status, "
+        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
         "sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-fuse-elementwise-chains, sym-fold-transposes, sym-unshare-inits, "
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
@@ -172,7 +172,10 @@ def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.
 
 
 def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
-    """(op name, location) of each op torch-mlir imported as an opaque `torch.operator`."""
+    """(op name, location) of each op torch-mlir imported as an opaque `torch.operator` that no pass
+    of ours lowers (sym-torch-elementwise-math)."""
+    from mlir_sym.passes.torch_elementwise_math import OPERATOR_NAMES
+
     out: list[tuple[str, str]] = []
 
     def walk(op: ir.Operation) -> None:
@@ -180,7 +183,7 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
             for block in region.blocks:
                 for child in block.operations:
                     o = child.operation
-                    if o.name == "torch.operator":
+                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in OPERATOR_NAMES:
                         out.append((ir.StringAttr(o.attributes["name"]).value, str(o.location)))
                     walk(o)
 

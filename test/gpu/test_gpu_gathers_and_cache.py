@@ -86,6 +86,34 @@ def test_an_out_of_range_scatter_stops_the_kernel():
     _stops_the_kernel(SCATTER_OUT_OF_RANGE, "index out of bounds")
 
 
+DIVISION_BY_ZERO = textwrap.dedent("""
+    import torch
+    def f(a, b):
+        return torch.div(a, b, rounding_mode="floor") + a % b
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    a, b = torch.tensor([7, -7, 5], device="cuda"), torch.tensor([2, 3, -2], device="cuda")
+    torch.testing.assert_close(cf(a, b), f(a, b))
+    print("in range ok", flush=True)
+    out = cf(a, torch.tensor([2, 0, 1], device="cuda"))
+    torch.cuda.synchronize()
+    print("no error", flush=True)
+""")
+
+
+def test_integer_division_by_zero_stops_the_kernel():
+    """sym-checked-int-division's check, a device assert on the GPU (eager's CUDA kernels return
+    garbage there; its CPU kernels raise ZeroDivisionError, as our CPU path does)."""
+    _stops_the_kernel(DIVISION_BY_ZERO, "ZeroDivisionError")
+
+
+ONE_ELEMENT_OUT_OF_RANGE = OUT_OF_RANGE.replace("return x[i] * 2", "return torch.gather(x.flatten(), 0, i[:1]) * 2")
+
+
+def test_an_out_of_range_one_element_gather_stops_the_kernel():
+    """A gather of one element is unrolled onto the host; its index check runs in a one-thread launch."""
+    _stops_the_kernel(ONE_ELEMENT_OUT_OF_RANGE.replace("[0, 7, 1]", "[70, 1, 1]"), "index must be")
+
+
 def _fresh(f, n):
     torch._dynamo.reset()
     backend._CACHE.clear()

@@ -601,6 +601,88 @@ add(Case("bf16_sdpa", _fn(_half_sdpa),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
 
 
+# Elementwise ops torch-mlir has no lowering for (passes/torch_elementwise_math.py), on inputs with
+# signed zeros, NaNs, infinities and values whose squares overflow float32.
+def _special_elementwise(x, y):
+    return (torch.erfc(x), torch.hypot(x, y), torch.nextafter(x, y), torch.signbit(x), torch.copysign(x, y),
+            x.view(torch.int32) >> 20, torch.signbit((y * 4).long()), torch.copysign(x, (y > 0).long()))
+
+
+def _special_inputs(n: int) -> tuple:
+    x, y = randn(n, n, 8) * 3, randn(n, n, 8, salt=1) * 3
+    x[0, :4] = torch.tensor([-0.0, float("nan"), float("inf"), 3e30])
+    y[0, :4] = torch.tensor([float("nan"), 0.0, -float("inf"), 3e30])
+    x[-1, :3] = torch.tensor([0.0, 1.0, -2.0])
+    y[-1, :3] = torch.tensor([-1.0, 1.0, -2.0])
+    return x, y
+
+
+def _special_half(x, y):
+    return torch.erfc(x), torch.hypot(x, y), torch.copysign(x, y), torch.signbit(x)
+
+
+def _erfinv_inputs(n: int) -> tuple:
+    y = torch.tanh(randn(n, n, 8)) * 0.99
+    y[0, :5] = torch.tensor([1.0, -1.0, 1.5, float("nan"), -0.0])
+    return (y,)
+
+
+add(Case("erfinv", _fn(torch.erfinv), _erfinv_inputs, equal_nan=True, atol=1e-6, rtol=1e-5))
+add(Case("special_elementwise", _fn(_special_elementwise), _special_inputs, equal_nan=True, atol=0, rtol=2e-7))
+add(Case("bf16_special_elementwise", _fn(_special_half),
+         lambda n: tuple(t.to(torch.bfloat16) for t in _special_inputs(n)), equal_nan=True, tags=("bf16",)))
+
+
+# Integer division (numerics.exact_integer_division, passes/checked_int_division.py): floor division
+# exact beyond 2^53 (torch-mlir went through float64), fmod, powers by constants.
+def _int_division(a, b):
+    return (torch.div(a, b, rounding_mode="floor"), a // 3, a // -3, torch.div(a, b, rounding_mode="trunc"),
+            a % b, torch.fmod(a, b), torch.fmod(a, -3), (a % 1000) ** 3, a ** 0, a.int() // b.int())
+
+
+def _int_operands(n: int) -> tuple:
+    a = randint(n, -(2 ** 62), 2 ** 62, n, 6)
+    a[0, :4] = torch.tensor([7, -7, 2 ** 53 + 1, -(2 ** 53) - 3])
+    b = randint(n, -9, 10, n, 6, salt=1)
+    b[b == 0] = 4
+    return a, b
+
+
+add(Case("int_division", _fn(_int_division), _int_operands))
+
+
+# Decompositions (decompositions.py): medians through a stable sort (NaN rows give NaN and the first
+# NaN's index), pairwise distances from broadcast differences.
+def _medians(x, k):
+    # the index eager gives for an all-NaN row of nanmedian is its nth_element's (not specified)
+    return (torch.median(x, 1), torch.median(x, -1, keepdim=True), torch.nanmedian(x, 1).values,
+            torch.nanmedian(x[:-1], 1).indices, torch.median(x), torch.nanmedian(x), torch.median(k, 0))
+
+
+def _median_inputs(n: int) -> tuple:
+    x = randn(n, n, 7)
+    x[0, 2] = x[0, 5] = float("nan")
+    x[-1, :] = float("nan")
+    return x, randint(n, -50, 50, n, 4)
+
+
+def _cdists(a, b):
+    return tuple(torch.cdist(a, b, p=p) for p in (2.0, 1.0, 0.0, float("inf"), 3.0))
+
+
+add(Case("medians", _fn(_medians), _median_inputs, equal_nan=True))
+add(Case("cdist", _fn(_cdists), lambda n: (randn(n, 2, n, 5), randn(n, 2, n + 3, 5, salt=1)), atol=1e-5, rtol=1e-5))
+
+
+# A gather of one element: its loop of one iteration is unrolled onto the host, where the GPU path
+# runs it (and its index check) in a one-thread launch.
+def _gather_one(x, i):
+    return torch.gather(x.flatten(), 0, i) * 2, torch.median(x[:1, :1], 1)
+
+
+add(Case("gather_one", _fn(_gather_one), lambda n: (randn(n, n, 4), torch.tensor([2 * n + 1]))))
+
+
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"
 

@@ -1,0 +1,281 @@
+"""Lower elementwise aten ops that torch-mlir has no linalg lowering for to `linalg.generic`s with
+math / arith bodies (on the torch dialect, before torch-mlir's backend pipeline).
+
+torch-mlir imports `erfc`, `hypot` and `nextafter` as opaque `torch.operator`s, and has ops but no
+lowering for `erfinv`, `signbit`, `copysign` and `view(dtype)`: compiling any of them failed. Each is one
+elementwise computation MLIR's math and arith dialects express exactly, so the op becomes
+`torch_c.to_builtin_tensor` of its operands, a `linalg.generic` over the (broadcast) result shape,
+and `torch_c.from_builtin_tensor` of the result, which torch-mlir's conversion then passes through.
+Bodies compute what eager does:
+  erfc(x)          math.erfc (libdevice / libm erfcf: accurate where 1 - erf(x) cancels)
+  signbit(x)       the sign bit of a float (true for -0.0 and negative NaNs); x < 0 for integers
+  copysign(a, b)   math.copysign in the result's float type
+  hypot(a, b)      sqrt(a*a + b*b) in float64 for float32 and half types (neither overflows nor
+                   loses precision there); for float64 m * sqrt(1 + (n / m)^2) with m, n the larger
+                   and smaller magnitude; an infinite operand gives inf even with a NaN, as C's hypot
+  nextafter(x, y)  the neighbour of x towards y by stepping its bits; NaN if either is NaN, y if
+                   x == y, the smallest subnormal with y's sign if x is zero
+  view(dtype)      arith.bitcast between element types of one width
+  erfinv(y)        PyTorch's own algorithm (ATen's calc_erfinv): a rational approximation, then two
+                   Newton steps on erf
+Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
+Operands broadcast as aten's rules say (a dim of static size 1 against a larger one; ranks aligned
+right); other element types are converted to the result's as eager promotes.
+
+Before:
+  %1 = torch.operator "torch.aten.erfc"(%0) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+After:
+  %b = torch_c.to_builtin_tensor %0 : !torch.vtensor<[?,4],f32> -> tensor<?x4xf32>
+  %d = tensor.dim %b, %c0 : tensor<?x4xf32>
+  %e = tensor.empty(%d) : tensor<?x4xf32>
+  %g = linalg.generic {parallel, parallel} ins(%b) outs(%e) { math.erfc }
+  %1 = torch_c.from_builtin_tensor %g : tensor<?x4xf32> -> !torch.vtensor<[?,4],f32>
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, linalg, math, tensor
+
+from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes.registry import SymPass, register
+
+# aten ops handled here, as the importer names them (`torch.operator` names or op names)
+OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter")
+
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
+_ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
+         "si64": "i64", "si32": "i32", "si16": "i16", "si8": "i8", "ui8": "i8"}
+_HALF = ("bf16", "f16")
+
+
+def _parse(t: ir.Type) -> tuple[list[int | None], str] | None:
+    """(dims, torch element name) of a `!torch.vtensor<[...],T>` type; None dims are dynamic."""
+    m = _VTENSOR.match(str(t))
+    if not m or m.group(2) not in _ELEM:
+        return None
+    dims = [None if d.strip() == "?" else int(d) for d in m.group(1).split(",")] if m.group(1).strip() else []
+    return dims, m.group(2)
+
+
+def _builtin(dims: list[int | None], elem: str) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if d is None else d for d in dims],
+                                   ir.Type.parse(_ELEM[elem]))
+
+
+def _name(o: ir.Operation) -> str:
+    if o.name == "torch.operator":
+        return ir.StringAttr(o.attributes["name"]).value
+    return o.name
+
+
+def _is_float(t: ir.Type) -> bool:
+    return str(t) in ("f32", "f64", "bf16", "f16")
+
+
+def _convert(v: ir.Value, to: ir.Type, signed: bool = True) -> ir.Value:
+    """Element `v` as type `to` (float widths, ints to floats), as eager's type promotion converts."""
+    src = v.type
+    if str(src) == str(to):
+        return v
+    if _is_float(src) and _is_float(to):
+        wide = {"f64": 64, "f32": 32, "bf16": 16, "f16": 16}
+        if wide[str(src)] < wide[str(to)]:
+            return arith.extf(to, v)
+        if wide[str(src)] > wide[str(to)]:
+            return arith.truncf(to, v)
+        return arith.truncf(to, arith.extf(ir.F32Type.get(), v))  # bf16 <-> f16
+    if isinstance(src, ir.IntegerType) and _is_float(to):
+        return arith.sitofp(to, v) if signed and ir.IntegerType(src).width > 1 else arith.uitofp(to, v)
+    raise ValueError(f"cannot convert {src} to {to}")
+
+
+def _compute_type(t: ir.Type) -> ir.Type:
+    return ir.F32Type.get() if str(t) in _HALF else t
+
+
+def _int_of(t: ir.Type) -> ir.IntegerType:
+    return ir.IntegerType.get_signless({"f64": 64, "f32": 32, "bf16": 16, "f16": 16}[str(t)])
+
+
+def _cf(t: ir.Type, value: float) -> ir.Value:
+    return arith.constant(t, value)
+
+
+def _erfc(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    ct = _compute_type(out)
+    return _convert(math.erfc(_convert(args[0], ct)), out)
+
+
+def _signbit(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    x = args[0]
+    if _is_float(x.type):
+        it = _int_of(x.type)
+        return arith.cmpi(arith.CmpIPredicate.slt, arith.bitcast(it, x), arith.constant(it, 0))
+    if ir.IntegerType(x.type).width == 1:
+        return arith.constant(ir.IntegerType.get_signless(1), 0)
+    return arith.cmpi(arith.CmpIPredicate.slt, x, arith.constant(x.type, 0))
+
+
+def _copysign(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    ct = _compute_type(out)
+    return _convert(math.copysign(_convert(args[0], ct), _convert(args[1], ct)), out)
+
+
+def _hypot(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    f64 = ir.F64Type.get()
+    a, b = (_convert(v, f64) for v in args)
+    inf = _cf(f64, float("inf"))
+    if str(out) != "f64":
+        r = math.sqrt(arith.addf(arith.mulf(a, a), arith.mulf(b, b)))
+    else:
+        aa, bb = math.absf(a), math.absf(b)
+        m, n = arith.maximumf(aa, bb), arith.minimumf(aa, bb)
+        q = arith.divf(n, m)
+        r = arith.mulf(m, math.sqrt(arith.addf(_cf(f64, 1.0), arith.mulf(q, q))))
+        zero = _cf(f64, 0.0)
+        r = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, m, zero), zero, r)
+    either_inf = arith.ori(*(arith.cmpf(arith.CmpFPredicate.OEQ, math.absf(v), inf) for v in (a, b)))
+    return _convert(arith.select(either_inf, inf, r), out)
+
+
+def _nextafter(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    x, y = (_convert(v, out) for v in args)
+    it = _int_of(out)
+    pred = arith.CmpFPredicate
+    zero = _cf(out, 0.0)
+    bits = arith.bitcast(it, x)
+    up = arith.cmpi(arith.CmpIPredicate.eq, arith.extui(ir.IntegerType.get_signless(8), arith.cmpf(pred.OLT, x, y)),
+                    arith.extui(ir.IntegerType.get_signless(8), arith.cmpf(pred.OGT, x, zero)))
+    one = arith.constant(it, 1)
+    step = arith.bitcast(out, arith.select(up, arith.addi(bits, one), arith.subi(bits, one)))
+    tiny = math.copysign(arith.bitcast(out, one), y)
+    r = arith.select(arith.cmpf(pred.OEQ, x, zero), tiny, step)
+    r = arith.select(arith.cmpf(pred.OEQ, x, y), y, r)
+    return arith.select(arith.cmpf(pred.UNO, x, y), arith.addf(x, y), r)
+
+
+def _poly(z: ir.Value, coefficients: list[float], t: ir.Type) -> ir.Value:
+    """c[n] z^n + ... + c[0] by Horner's rule (coefficients from the highest)."""
+    acc = _cf(t, coefficients[0])
+    for c in coefficients[1:]:
+        acc = arith.addf(arith.mulf(acc, z), _cf(t, c))
+    return acc
+
+
+def _erfinv(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    """PyTorch's calc_erfinv (ATen/native/Math.h): a rational approximation in two ranges, then two
+    Newton steps on erf; NaN beyond [-1, 1], +-inf at +-1."""
+    t = _compute_type(out)
+    y = _convert(args[0], t)
+    one = _cf(t, 1.0)
+    ya = math.absf(y)
+    z = arith.mulf(y, y)
+    central = arith.divf(arith.mulf(y, _poly(z, [-0.140543331, 0.914624893, -1.645349621, 0.886226899], t)),
+                         _poly(z, [0.012229801, -0.329097515, 1.442710462, -2.118377725, 1.0], t))
+    w = math.sqrt(arith.negf(math.log(arith.divf(arith.subf(one, ya), _cf(t, 2.0)))))
+    tail = arith.divf(math.copysign(_poly(w, [1.641345311, 3.429567803, -1.624906493, -1.970840454], t), y),
+                      _poly(w, [1.637067800, 3.543889200, 1.0], t))
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OLE, ya, _cf(t, 0.7)), central, tail)
+    two_over_sqrt_pi = _cf(t, 1.1283791670955126)
+    for _ in range(2):
+        slope = arith.mulf(two_over_sqrt_pi, math.exp(arith.negf(arith.mulf(x, x))))
+        x = arith.subf(x, arith.divf(arith.subf(math.erf(x), y), slope))
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, ya, one), math.copysign(_cf(t, float("inf")), y), x)
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, ya, one), _cf(t, float("nan")), x)
+    return _convert(x, out)
+
+
+def _view_dtype(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    return arith.bitcast(out, args[0])
+
+
+_BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
+    "torch.aten.erfc": _erfc, "torch.aten.signbit": _signbit, "torch.aten.copysign.Tensor": _copysign,
+    "torch.aten.hypot": _hypot, "torch.aten.nextafter": _nextafter, "torch.aten.view.dtype": _view_dtype,
+    "torch.aten.erfinv": _erfinv,
+}
+_TENSOR_OPERANDS = {"torch.aten.view.dtype": 1}  # the others: every operand is a tensor
+
+
+def _width(t: ir.Type) -> int:
+    s = str(t)
+    return {"f64": 64, "f32": 32, "bf16": 16, "f16": 16}.get(s) or ir.IntegerType(t).width
+
+
+@register
+class TorchElementwiseMath(SymPass):
+    """Lower erfc, erfinv, hypot, nextafter, signbit, copysign, view(dtype) (no torch-mlir lowering) to linalg.generic."""
+
+    name = "sym-torch-elementwise-math"
+
+    def run(self, op: ir.Operation) -> None:
+        for o in list(walk_ops(op)):
+            name = _name(o)
+            if name not in _BODIES:
+                continue
+            if self._lower(o, name):
+                self.bump("ops-lowered")
+
+    @staticmethod
+    def _lower(o: ir.Operation, name: str) -> bool:
+        res = _parse(o.results[0].type) if len(o.results) == 1 else None
+        n_tensors = _TENSOR_OPERANDS.get(name, len(o.operands))
+        ins = [_parse(v.type) for v in o.operands[:n_tensors]]
+        if res is None or any(i is None for i in ins):
+            return False  # a scalar operand or an element type we do not map: left to torch-mlir
+        rdims, relem = res
+        if any(elem == "ui8" for _, elem in ins) and name != "torch.aten.view.dtype":
+            return False  # unsigned: the bodies read integers as signed
+        if name == "torch.aten.view.dtype" and (
+                ins[0][0] != rdims or _width(ir.Type.parse(_ELEM[ins[0][1]])) != _width(ir.Type.parse(_ELEM[relem]))
+                or "i1" in (_ELEM[ins[0][1]], _ELEM[relem])):
+            return False
+        rank = len(rdims)
+        loc = o.location
+        with ir.InsertionPoint(o), loc:
+            builtins = []
+            for v, (dims, elem) in zip(o.operands[:n_tensors], ins):
+                if len(dims) > rank:
+                    return False
+                bt = _builtin(dims, elem)
+                builtins.append(ir.Operation.create("torch_c.to_builtin_tensor", results=[bt], operands=[v]).result)
+            sizes = []
+            for d in range(rank):
+                if rdims[d] is not None:
+                    continue
+                src = next(((b, d - (rank - len(dims))) for b, (dims, _) in zip(builtins, ins)
+                            if d - (rank - len(dims)) >= 0 and dims[d - (rank - len(dims))] is None), None)
+                if src is None:
+                    return False
+                sizes.append(tensor.dim(src[0], arith.constant(ir.IndexType.get(), src[1])))
+            rtype = _builtin(rdims, relem)
+            init = ir.Operation.create("tensor.empty", results=[rtype], operands=sizes).result
+            maps = []
+            for dims, _ in ins:
+                lead = rank - len(dims)
+                exprs = [ir.AffineConstantExpr.get(0) if (dims[i] == 1 and rdims[lead + i] != 1)
+                         else ir.AffineDimExpr.get(lead + i) for i in range(len(dims))]
+                maps.append(ir.AffineMap.get(rank, 0, exprs))
+            maps.append(ir.AffineMap.get_identity(rank))
+            parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+            generic = ir.Operation.create(
+                "linalg.generic", results=[rtype], operands=builtins + [init],
+                attributes={
+                    "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                    "iterator_types": ir.ArrayAttr.get([parallel] * rank),
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(builtins), 1]),
+                },
+                regions=1)
+            block = generic.regions[0].blocks.append(*[b.type.element_type for b in builtins],
+                                                     rtype.element_type)
+            with ir.InsertionPoint(block):
+                value = _BODIES[name](list(block.arguments)[:-1], rtype.element_type)
+                linalg.YieldOp([value])
+            back = ir.Operation.create("torch_c.from_builtin_tensor", results=[o.results[0].type],
+                                       operands=[generic.result]).result
+        o.results[0].replace_all_uses_with(back)
+        o.erase()
+        return True

@@ -1,0 +1,109 @@
+"""Decompositions of aten ops torch-mlir cannot lower, added to the table AOTAutograd traces with
+(torch-mlir's own, `torch_mlir.extras.fx_decomp_util`). Each writes the op as ops we compile, with
+eager's semantics, under symbolic sizes:
+
+  median.dim / median       a stable sort along the dim, then the lower median ((n - 1) // 2-th
+                            value) picked with a gather; a slice with NaNs gives NaN and the index
+                            of its first NaN (sorts put NaNs last, in order), as eager does
+  nanmedian.dim / nanmedian the same over the non-NaN values ((c - 1) // 2-th of the c non-NaN);
+                            an all-NaN slice gives NaN at index 0 (eager: its nth_element's, unspecified)
+  _cdist_forward            pairwise p-norm distances from the broadcast differences (fused into one
+                            reduction kernel: nothing of size P x R x M is materialized); p = 0, 1, 2,
+                            inf and other p. Eager takes a matrix-product form for p = 2 from 25
+                            rows on (less accurate: it cancels for close points); this is the form it
+                            uses below that.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+aten = torch.ops.aten
+
+DECOMPOSITIONS: dict = {}
+
+
+def _register(*ops) -> Callable:
+    def wrap(fn: Callable) -> Callable:
+        for op in ops:
+            DECOMPOSITIONS[op] = fn
+        return fn
+    return wrap
+
+
+def _pick(x: torch.Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    dim = dim % max(x.dim(), 1)
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    n = x.shape[dim]
+    values, order = torch.sort(x, dim=dim, stable=True)
+    shape = list(x.shape)
+    shape[dim] = 1
+    if x.is_floating_point():
+        nans = torch.isnan(x).sum(dim, keepdim=True)
+        if ignore_nan:
+            valid = n - nans
+            pos = torch.where(valid > 0, torch.div(valid - 1, 2, rounding_mode="floor"), 0)
+        else:
+            pos = torch.where(nans > 0, n - nans, (n - 1) // 2)
+    else:
+        pos = torch.full(shape, (n - 1) // 2, dtype=torch.int64, device=x.device)
+    value, index = torch.gather(values, dim, pos), torch.gather(order, dim, pos)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
+@_register(aten.median.dim)
+def median_dim(x: torch.Tensor, dim: int = 0, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _pick(x, dim, keepdim, ignore_nan=False)
+
+
+@_register(aten.nanmedian.dim)
+def nanmedian_dim(x: torch.Tensor, dim: int = 0, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _pick(x, dim, keepdim, ignore_nan=True)
+
+
+def _pick_all(x: torch.Tensor, ignore_nan: bool) -> torch.Tensor:
+    """The median of every element, read from the sorted values by a one-hot sum, not a gather: a
+    gather of one element is a loop of one iteration, which canonicalization moves to the host, where
+    the GPU runtime cannot read the index it loads. (A median of -0.0 comes back as 0.0.)"""
+    flat = x.reshape(-1)
+    n = flat.shape[0]
+    values = torch.sort(flat, stable=True)[0]
+    if x.is_floating_point():
+        nans = torch.isnan(flat).sum()
+        if ignore_nan:
+            valid = n - nans
+            pos = torch.where(valid > 0, torch.div(valid - 1, 2, rounding_mode="floor"), 0)
+        else:
+            pos = torch.where(nans > 0, n - nans, (n - 1) // 2)
+    else:
+        pos = torch.full((), (n - 1) // 2, dtype=torch.int64, device=x.device)
+    hit = torch.arange(n, device=x.device) == pos
+    return torch.where(hit, values, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dtype=x.dtype)
+
+
+@_register(aten.median.default)
+def median_all(x: torch.Tensor) -> torch.Tensor:
+    return _pick_all(x, ignore_nan=False)
+
+
+@_register(aten.nanmedian.default)
+def nanmedian_all(x: torch.Tensor) -> torch.Tensor:
+    return _pick_all(x, ignore_nan=True)
+
+
+@_register(aten._cdist_forward.default)
+def cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None = None) -> torch.Tensor:
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # [..., P, R, M]
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == float("inf"):
+        return diff.amax(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)

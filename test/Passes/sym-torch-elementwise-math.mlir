@@ -1,0 +1,107 @@
+// RUN: symopt %s --split-input-file --sym-torch-elementwise-math | filecheck %s
+
+// erfc (imported as an opaque torch.operator): a generic over the result shape, dynamic dims taken
+// from the operand.
+// CHECK-LABEL: func.func @erfc
+// CHECK-SAME:  (%[[X:.*]]: !torch.vtensor<[?,4],f32>)
+// CHECK:       %[[B:.*]] = torch_c.to_builtin_tensor %[[X]] : !torch.vtensor<[?,4],f32> -> tensor<?x4xf32>
+// CHECK:       %[[D:.*]] = tensor.dim %[[B]], %c0
+// CHECK:       %[[E:.*]] = tensor.empty(%[[D]]) : tensor<?x4xf32>
+// CHECK:       %[[G:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<?x4xf32>) outs(%[[E]] : tensor<?x4xf32>)
+// CHECK:         math.erfc %{{.*}} : f32
+// CHECK:       %[[R:.*]] = torch_c.from_builtin_tensor %[[G]] : tensor<?x4xf32> -> !torch.vtensor<[?,4],f32>
+// CHECK-NOT:   torch.operator
+// CHECK:       return %[[R]]
+func.func @erfc(%x: !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32> {
+  %0 = torch.operator "torch.aten.erfc"(%x) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+  return %0 : !torch.vtensor<[?,4],f32>
+}
+
+// -----
+
+// Half types compute in float32 and round once.
+// CHECK-LABEL: func.func @erfc_bf16
+// CHECK:       ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:    %[[W:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT:    %[[E:.*]] = math.erfc %[[W]] : f32
+// CHECK-NEXT:    %[[T:.*]] = arith.truncf %[[E]] : f32 to bf16
+// CHECK-NEXT:    linalg.yield %[[T]] : bf16
+func.func @erfc_bf16(%x: !torch.vtensor<[?],bf16>) -> !torch.vtensor<[?],bf16> {
+  %0 = torch.operator "torch.aten.erfc"(%x) : (!torch.vtensor<[?],bf16>) -> !torch.vtensor<[?],bf16>
+  return %0 : !torch.vtensor<[?],bf16>
+}
+
+// -----
+
+// copysign with broadcasting (a size-1 dim and a lower rank) and an integer operand converted.
+// CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[ROW0:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @copysign_broadcast
+// CHECK:       linalg.generic {indexing_maps = [#[[ID]], #[[ROW0]], #[[ID]]]
+// CHECK:       ^bb0(%[[A:.*]]: f32, %[[B:.*]]: i64, %{{.*}}: f32):
+// CHECK-NEXT:    %[[F:.*]] = arith.sitofp %[[B]] : i64 to f32
+// CHECK-NEXT:    math.copysign %[[A]], %[[F]] : f32
+func.func @copysign_broadcast(%a: !torch.vtensor<[?,?],f32>, %b: !torch.vtensor<[1,?],si64>) -> !torch.vtensor<[?,?],f32> {
+  %0 = torch.aten.copysign.Tensor %a, %b : !torch.vtensor<[?,?],f32>, !torch.vtensor<[1,?],si64> -> !torch.vtensor<[?,?],f32>
+  return %0 : !torch.vtensor<[?,?],f32>
+}
+
+// -----
+
+// signbit of a float reads the sign bit (negative zero, negative NaN); of an integer, x < 0.
+// CHECK-LABEL: func.func @signbit
+// CHECK:         %[[I:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK:         arith.cmpi slt, %[[I]], %{{.*}} : i32
+// CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+func.func @signbit(%x: !torch.vtensor<[?],f32>, %n: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],i1>, !torch.vtensor<[?],i1>) {
+  %0 = torch.aten.signbit %x : !torch.vtensor<[?],f32> -> !torch.vtensor<[?],i1>
+  %1 = torch.aten.signbit %n : !torch.vtensor<[?],si64> -> !torch.vtensor<[?],i1>
+  return %0, %1 : !torch.vtensor<[?],i1>, !torch.vtensor<[?],i1>
+}
+
+// -----
+
+// hypot of float32 in float64; an infinite operand gives inf.
+// CHECK-LABEL: func.func @hypot
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.sqrt %{{.*}} : f64
+// CHECK:         arith.cmpf oeq
+// CHECK:         arith.select
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+func.func @hypot(%a: !torch.vtensor<[?],f32>, %b: !torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32> {
+  %0 = torch.operator "torch.aten.hypot"(%a, %b) : (!torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  return %0 : !torch.vtensor<[?],f32>
+}
+
+// -----
+
+// nextafter steps the bits; view(dtype) is a bitcast.
+// CHECK-LABEL: func.func @nextafter_and_view
+// CHECK:         arith.bitcast %{{.*}} : f64 to i64
+// CHECK:         arith.addi
+// CHECK:         arith.subi
+// CHECK:         arith.cmpf uno
+// CHECK:       linalg.generic
+// CHECK:         arith.bitcast %{{.*}} : f64 to i64
+// CHECK-NOT:   torch.operator
+// CHECK-NOT:   torch.aten.view.dtype
+func.func @nextafter_and_view(%a: !torch.vtensor<[?],f64>, %b: !torch.vtensor<[?],f64>) -> (!torch.vtensor<[?],f64>, !torch.vtensor<[?],si64>) {
+  %0 = torch.operator "torch.aten.nextafter"(%a, %b) : (!torch.vtensor<[?],f64>, !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],f64>
+  %int4 = torch.constant.int 4
+  %1 = torch.aten.view.dtype %a, %int4 : !torch.vtensor<[?],f64>, !torch.int -> !torch.vtensor<[?],si64>
+  return %0, %1 : !torch.vtensor<[?],f64>, !torch.vtensor<[?],si64>
+}
+
+// -----
+
+// Left to torch-mlir: view(dtype) between widths (a different shape) and unsigned signbit.
+// CHECK-LABEL: func.func @left_alone
+// CHECK:       torch.aten.view.dtype
+// CHECK:       torch.aten.signbit
+// CHECK-NOT:   linalg.generic
+func.func @left_alone(%a: !torch.vtensor<[4],f32>, %u: !torch.vtensor<[4],ui8>) -> (!torch.vtensor<[8],bf16>, !torch.vtensor<[4],i1>) {
+  %int15 = torch.constant.int 15
+  %0 = torch.aten.view.dtype %a, %int15 : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[8],bf16>
+  %1 = torch.aten.signbit %u : !torch.vtensor<[4],ui8> -> !torch.vtensor<[4],i1>
+  return %0, %1 : !torch.vtensor<[8],bf16>, !torch.vtensor<[4],i1>
+}
