@@ -1,8 +1,9 @@
 """Lower elementwise aten ops that torch-mlir has no linalg lowering for to `linalg.generic`s with
 math / arith bodies (on the torch dialect, before torch-mlir's backend pipeline).
 
-torch-mlir imports `erfc`, `hypot` and `nextafter` as opaque `torch.operator`s, and has ops but no
-lowering for `erfinv`, `signbit`, `copysign` and `view(dtype)`: compiling any of them failed. Each is one
+torch-mlir imports `erfc`, `hypot`, `nextafter`, `|` and `^` by a scalar and `<<` / `>>` by a tensor
+as opaque `torch.operator`s, and has ops but no lowering for `erfinv`, `signbit`, `copysign`,
+`fmod` by a scalar and `view(dtype)`: compiling any of them failed. Each is one
 elementwise computation MLIR's math and arith dialects express exactly, so the op becomes
 `torch_c.to_builtin_tensor` of its operands, a `linalg.generic` over the (broadcast) result shape,
 and `torch_c.from_builtin_tensor` of the result, which torch-mlir's conversion then passes through.
@@ -16,11 +17,16 @@ Bodies compute what eager does:
   nextafter(x, y)  the neighbour of x towards y by stepping its bits; NaN if either is NaN, y if
                    x == y, the smallest subnormal with y's sign if x is zero
   view(dtype)      arith.bitcast between element types of one width
+  fmod(x, s)       arith.remf (C's fmod) by a scalar (the Tensor form has a torch-mlir lowering)
+  a | s, a ^ s     arith.ori / xori with a scalar (integers and bools)
+  a << b, a >> b   by tensors of amounts, as PyTorch shifts: 0 for `<<` by an amount outside
+                   [0, bits), `>>` by at most bits - 1 (the sign fills)
   erfinv(y)        PyTorch's own algorithm (ATen's calc_erfinv): a rational approximation, then two
                    Newton steps on erf
 Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
 Operands broadcast as aten's rules say (a dim of static size 1 against a larger one; ranks aligned
-right); other element types are converted to the result's as eager promotes.
+right); other element types are converted to the result's as eager promotes. Scalar operands
+(`!torch.float`, `!torch.int`, `!torch.bool`, constants or symbolic) are read in the body.
 
 Before:
   %1 = torch.operator "torch.aten.erfc"(%0) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
@@ -43,7 +49,8 @@ from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 # aten ops handled here, as the importer names them (`torch.operator` names or op names)
-OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter")
+OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter", "torch.aten.bitwise_or.Scalar",
+                  "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor")
 
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 _ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
@@ -89,6 +96,10 @@ def _convert(v: ir.Value, to: ir.Type, signed: bool = True) -> ir.Value:
         return arith.truncf(to, arith.extf(ir.F32Type.get(), v))  # bf16 <-> f16
     if isinstance(src, ir.IntegerType) and _is_float(to):
         return arith.sitofp(to, v) if signed and ir.IntegerType(src).width > 1 else arith.uitofp(to, v)
+    if isinstance(src, ir.IntegerType) and isinstance(to, ir.IntegerType):
+        if ir.IntegerType(src).width > ir.IntegerType(to).width:
+            return arith.trunci(to, v)
+        return arith.extsi(to, v) if ir.IntegerType(src).width > 1 else arith.extui(to, v)
     raise ValueError(f"cannot convert {src} to {to}")
 
 
@@ -188,6 +199,30 @@ def _erfinv(args: list[ir.Value], out: ir.Type) -> ir.Value:
     return _convert(x, out)
 
 
+def _fmod(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    """C's fmod; the scalar divisor in the result's type first (eager wraps it as a tensor of that type)."""
+    ct = _compute_type(out)
+    return _convert(arith.remf(_convert(args[0], ct), _convert(_convert(args[1], out), ct)), out)
+
+
+def _bitwise(op: Callable) -> Callable:
+    def body(args: list[ir.Value], out: ir.Type) -> ir.Value:
+        return op(_convert(args[0], out), _convert(args[1], out))
+    return body
+
+
+def _shift(left: bool) -> Callable:
+    """PyTorch's shifts by amounts outside [0, bits): `<<` gives 0, `>>` shifts by bits - 1 (the sign)."""
+    def body(args: list[ir.Value], out: ir.Type) -> ir.Value:
+        a, b = _convert(args[0], out), _convert(args[1], out)
+        bits = arith.constant(out, ir.IntegerType(out).width)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, b, bits)
+        if left:
+            return arith.select(inside, arith.shli(a, b), arith.constant(out, 0))
+        return arith.shrsi(a, arith.minui(b, arith.subi(bits, arith.constant(out, 1))))
+    return body
+
+
 def _view_dtype(args: list[ir.Value], out: ir.Type) -> ir.Value:
     return arith.bitcast(out, args[0])
 
@@ -195,8 +230,16 @@ def _view_dtype(args: list[ir.Value], out: ir.Type) -> ir.Value:
 _BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
     "torch.aten.erfc": _erfc, "torch.aten.signbit": _signbit, "torch.aten.copysign.Tensor": _copysign,
     "torch.aten.hypot": _hypot, "torch.aten.nextafter": _nextafter, "torch.aten.view.dtype": _view_dtype,
-    "torch.aten.erfinv": _erfinv,
+    "torch.aten.erfinv": _erfinv, "torch.aten.fmod.Scalar": _fmod,
+    "torch.aten.bitwise_or.Scalar": _bitwise(arith.ori), "torch.aten.bitwise_xor.Scalar": _bitwise(arith.xori),
+    "torch.aten.__lshift__.Tensor": _shift(True), "torch.aten.__rshift__.Tensor": _shift(False),
 }
+_FLOAT_ONLY = ("torch.aten.erfc", "torch.aten.erfinv", "torch.aten.hypot", "torch.aten.nextafter",
+               "torch.aten.copysign.Tensor", "torch.aten.fmod.Scalar")
+_INT_ONLY = ("torch.aten.bitwise_or.Scalar", "torch.aten.bitwise_xor.Scalar", "torch.aten.__lshift__.Tensor",
+             "torch.aten.__rshift__.Tensor")
+_SCALARS = {"!torch.float": ("torch_c.to_f64", "f64"), "!torch.int": ("torch_c.to_i64", "i64"),
+            "!torch.bool": ("torch_c.to_i1", "i1")}
 _TENSOR_OPERANDS = {"torch.aten.view.dtype": 1}  # the others: every operand is a tensor
 
 
@@ -207,7 +250,7 @@ def _width(t: ir.Type) -> int:
 
 @register
 class TorchElementwiseMath(SymPass):
-    """Lower erfc, erfinv, hypot, nextafter, signbit, copysign, view(dtype) (no torch-mlir lowering) to linalg.generic."""
+    """Lower elementwise aten ops without a torch-mlir lowering (erfc, erfinv, hypot, fmod by a scalar, ...) to linalg.generic."""
 
     name = "sym-torch-elementwise-math"
 
@@ -222,11 +265,17 @@ class TorchElementwiseMath(SymPass):
     @staticmethod
     def _lower(o: ir.Operation, name: str) -> bool:
         res = _parse(o.results[0].type) if len(o.results) == 1 else None
-        n_tensors = _TENSOR_OPERANDS.get(name, len(o.operands))
-        ins = [_parse(v.type) for v in o.operands[:n_tensors]]
-        if res is None or any(i is None for i in ins):
-            return False  # a scalar operand or an element type we do not map: left to torch-mlir
+        n_operands = _TENSOR_OPERANDS.get(name, len(o.operands))
+        operands = list(o.operands[:n_operands])
+        kinds = [_parse(v.type) or _SCALARS.get(str(v.type)) for v in operands]
+        if res is None or any(k is None for k in kinds):
+            return False  # an operand or element type we do not map: left to torch-mlir
+        tensors = [k for k in range(len(kinds)) if isinstance(kinds[k][0], list)]  # the others are scalars
+        ins = [kinds[k] for k in tensors]
         rdims, relem = res
+        is_float = _ELEM[relem] in ("f32", "f64", "bf16", "f16")
+        if (name in _FLOAT_ONLY and not is_float) or (name in _INT_ONLY and is_float):
+            return False
         if any(elem == "ui8" for _, elem in ins) and name != "torch.aten.view.dtype":
             return False  # unsigned: the bodies read integers as signed
         if name == "torch.aten.view.dtype" and (
@@ -236,8 +285,13 @@ class TorchElementwiseMath(SymPass):
         rank = len(rdims)
         loc = o.location
         with ir.InsertionPoint(o), loc:
+            scalars = {}
+            for k, (v, kind) in enumerate(zip(operands, kinds)):
+                if k not in tensors:
+                    op_name, t = kind
+                    scalars[k] = ir.Operation.create(op_name, results=[ir.Type.parse(t)], operands=[v]).result
             builtins = []
-            for v, (dims, elem) in zip(o.operands[:n_tensors], ins):
+            for v, (dims, elem) in zip([operands[k] for k in tensors], ins):
                 if len(dims) > rank:
                     return False
                 bt = _builtin(dims, elem)
@@ -272,7 +326,9 @@ class TorchElementwiseMath(SymPass):
             block = generic.regions[0].blocks.append(*[b.type.element_type for b in builtins],
                                                      rtype.element_type)
             with ir.InsertionPoint(block):
-                value = _BODIES[name](list(block.arguments)[:-1], rtype.element_type)
+                elements = iter(list(block.arguments)[:-1])
+                args = [scalars[k] if k in scalars else next(elements) for k in range(len(operands))]
+                value = _BODIES[name](args, rtype.element_type)
                 linalg.YieldOp([value])
             back = ir.Operation.create("torch_c.from_builtin_tensor", results=[o.results[0].type],
                                        operands=[generic.result]).result

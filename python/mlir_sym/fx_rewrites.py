@@ -348,6 +348,7 @@ OP_ALIASES = {
     "aten.sort.stable": torch.ops.aten.sort.default,
     "aten.true_divide.Tensor": torch.ops.aten.div.Tensor,
     "aten.true_divide.Scalar": torch.ops.aten.div.Scalar,
+    "prims.scalar_tensor.default": torch.ops.aten.scalar_tensor.default,  # xlogy(x, 0.7)'s decomposition
 }
 
 

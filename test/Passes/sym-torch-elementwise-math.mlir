@@ -105,3 +105,43 @@ func.func @left_alone(%a: !torch.vtensor<[4],f32>, %u: !torch.vtensor<[4],ui8>) 
   %1 = torch.aten.signbit %u : !torch.vtensor<[4],ui8> -> !torch.vtensor<[4],i1>
   return %0, %1 : !torch.vtensor<[8],bf16>, !torch.vtensor<[4],i1>
 }
+
+// -----
+
+// Scalar operands are read in the body: fmod by a float (C's fmod), | by an int (truncated to the
+// element type).
+// CHECK-LABEL: func.func @scalars
+// CHECK-SAME:  (%[[X:.*]]: !torch.vtensor<[?],f32>, %[[N:.*]]: !torch.vtensor<[?],si32>, %[[S:.*]]: !torch.float)
+// CHECK:       %[[SF:.*]] = torch_c.to_f64 %[[S]]
+// CHECK:       linalg.generic
+// CHECK:       ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:    %[[T:.*]] = arith.truncf %[[SF]] : f64 to f32
+// CHECK-NEXT:    arith.remf %[[A]], %[[T]] : f32
+// CHECK:       %[[I:.*]] = torch_c.to_i64 %{{.*}}
+// CHECK:       linalg.generic
+// CHECK:       ^bb0(%[[B:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT:    %[[J:.*]] = arith.trunci %[[I]] : i64 to i32
+// CHECK-NEXT:    arith.ori %[[B]], %[[J]] : i32
+func.func @scalars(%x: !torch.vtensor<[?],f32>, %n: !torch.vtensor<[?],si32>, %s: !torch.float) -> (!torch.vtensor<[?],f32>, !torch.vtensor<[?],si32>) {
+  %0 = torch.aten.fmod.Scalar %x, %s : !torch.vtensor<[?],f32>, !torch.float -> !torch.vtensor<[?],f32>
+  %int8 = torch.constant.int 8
+  %1 = torch.operator "torch.aten.bitwise_or.Scalar"(%n, %int8) : (!torch.vtensor<[?],si32>, !torch.int) -> !torch.vtensor<[?],si32>
+  return %0, %1 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],si32>
+}
+
+// -----
+
+// Shifts by tensors of amounts: << gives 0 outside [0, 64), >> shifts by at most 63.
+// CHECK-LABEL: func.func @shifts
+// CHECK:         %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c64_i64 : i64
+// CHECK:         %[[L:.*]] = arith.shli
+// CHECK:         arith.select %[[IN]], %[[L]], %{{.*}} : i64
+// CHECK:       linalg.generic
+// CHECK:         %[[M:.*]] = arith.minui %{{.*}}, %{{.*}} : i64
+// CHECK:         arith.shrsi %{{.*}}, %[[M]] : i64
+// CHECK-NOT:   torch.operator
+func.func @shifts(%a: !torch.vtensor<[?],si64>, %b: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) {
+  %0 = torch.operator "torch.aten.__lshift__.Tensor"(%a, %b) : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64>
+  %1 = torch.operator "torch.aten.__rshift__.Tensor"(%a, %b) : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64>
+  return %0, %1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+}

@@ -633,6 +633,25 @@ add(Case("bf16_special_elementwise", _fn(_special_half),
          lambda n: tuple(t.to(torch.bfloat16) for t in _special_inputs(n)), equal_nan=True, tags=("bf16",)))
 
 
+# Scalar operands: bitwise ops and fmod by scalars, shifts by tensors (sym-torch-elementwise-math),
+# xlogy by a scalar (prims.scalar_tensor); with half tensors, eager converts the scalar (or a 0-d
+# float32 tensor) to the half type first for these ops (numerics._ROUNDS_OTHER_OPERANDS).
+def _scalar_operands(x):
+    n = (x * 1000).long()
+    return (n | 8, (x > 0) ^ True, n.int() ^ 3, n >> (n % 70), n << (n % 70), n.int() >> (n % 40).int(),
+            torch.fmod(x, 0.7), torch.fmod(x, -2), torch.xlogy(x, 0.7), torch.xlogy(2.0, x.abs()))
+
+
+def _half_scalar_operands(x, s):
+    return (torch.remainder(x, 0.7), torch.fmod(x, 0.7), torch.atan2(x, s), x.abs() ** 0.7, 0.7 ** x,
+            torch.hypot(x, s), x * s, x - 0.7)
+
+
+add(Case("scalar_operands", _fn(_scalar_operands), lambda n: (randn(n, n, 6) * 5,)))
+add(Case("bf16_scalar_operands", _fn(_half_scalar_operands),
+         lambda n: ((randn(n, n, 6) * 5).to(torch.bfloat16), torch.tensor(0.7)), atol=0, rtol=0, tags=("bf16",)))
+
+
 # Integer division (numerics.exact_integer_division, passes/checked_int_division.py): floor division
 # exact beyond 2^53 (torch-mlir went through float64), fmod, powers by constants.
 def _int_division(a, b):
