@@ -203,7 +203,8 @@ def torch_to_linalg(ig: ImportedGraph, compute_mod: ir.Module) -> None:
     try:
         run_named("torch-to-linalg", compute_mod, ig.context)
     except LoweringError as e:
-        raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None))) from None
+        raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None),
+                                                           _constant_users(compute_mod))) from None
 
 
 def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: CompileStats) -> Variant:
@@ -270,9 +271,40 @@ def _pretty_loc(loc: str) -> str:
     return s
 
 
-def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = None) -> str:
+def _constant_users(module: ir.Module) -> dict[str, str]:
+    """After a failed torch-to-linalg (torch-mlir's conversion rolled back): for each constant's text
+    as torch-mlir prints it in "failed to legalize" (`"torch.constant.int"() <{value = 15 : i64}>`)
+    at its location, the first torch op using it that is not itself a constant or list."""
+    out: dict[str, str] = {}
+    plain = ("torch.constant.", "torch.prim.", "torch_c.")
+    try:
+        for o in _walk(module.operation):
+            if not o.name.startswith("torch.constant.") or not o.results:
+                continue
+            for use in o.results[0].uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if not user.name.startswith(plain):
+                    key = f"{o.name}|{o.attributes['value'] if 'value' in o.attributes else ''}|{o.location}"
+                    out.setdefault(key, user.name)
+                    break
+    except Exception:  # noqa: BLE001 - only improves a message; the IR may be in any state
+        pass
+    return out
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child.operation
+                yield from _walk(child.operation)
+
+
+def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = None,
+                              constant_users: dict[str, str] | None = None) -> str:
     """Name the op torch-mlir failed to legalize and its source line. Constants and list ops fail
-    only because a consumer could not be lowered: the first other op is the culprit."""
+    only because a consumer could not be lowered: the first other op is the culprit (found in the
+    message, or as the constant's user in the module: `constant_users`)."""
     import re
 
     failed = re.findall(r'(?:loc\("([^"]+)":(\d+)[^)]*\)|loc\(unknown\)|\S+): failed to legalize operation \'([^\']+)\'', text)
@@ -290,12 +322,31 @@ def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = Non
             pick, reason = (said.group(1), said.group(2), said.group(4)), f" ({said.group(3)})"
         else:
             pick = failed[0]
+            user = _user_of_failed_constant(text, constant_users or {})
+            if user is not None:
+                pick = (pick[0], pick[1], user)
     path, line, op = pick
     where = (op_sources or {}).get(op.removeprefix("torch."))
     if where is None:
         where = f"{path}:{line}" if path else "an unknown location"
     return (f"unsupported op '{op}' at {where}{reason}: torch-mlir cannot lower it to linalg (set "
             f"mlir_sym.config.fallback_to_eager = True to run such graphs eagerly)\n{text}")
+
+
+def _user_of_failed_constant(text: str, constant_users: dict[str, str]) -> str | None:
+    """The op using the first constant the message says failed to legalize, from `_constant_users`."""
+    import re
+
+    m = re.search(r'failed to legalize operation \'(torch\.constant\.\w+)\': %\S+ = "torch\.constant\.\w+"\(\) '
+                  r'<\{value = ([^}]*)\}>[^\n]*?(loc\([^\n]*\))?$', text, re.M)
+    if not m:
+        return None
+    name, value = m.group(1), m.group(2).strip()
+    for key, user in constant_users.items():
+        k_name, k_value, _ = key.split("|", 2)
+        if k_name == name and k_value == value:
+            return user
+    return None
 
 
 def _func(module: ir.Module, name: str):

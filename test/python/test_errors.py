@@ -33,6 +33,11 @@ def lgamma_fn(x):
     return torch.lgamma(y) * 2  # torch-mlir imports aten.lgamma as an opaque torch.operator
 
 
+def view_dtype_fn(x):
+    y = x * 2
+    return y.view(torch.bfloat16) + 1  # to a narrower type: torch-mlir has the op, not its lowering
+
+
 def roll_fn(x):
     y = x * 2
     return torch.roll(y, 1) + 1  # no dims: torch-mlir's pattern rejects it, only constants fail to legalize
@@ -40,8 +45,9 @@ def roll_fn(x):
 
 @pytest.mark.parametrize("fn, op, marker", [
     (lgamma_fn, "aten.lgamma", "torch.lgamma(y)"),
+    (view_dtype_fn, "aten.view.dtype", "y.view(torch.bfloat16)"),
     (roll_fn, "aten.roll", "torch.roll(y, 1)"),
-], ids=["opaque-op", "rejected-by-its-pattern"])
+], ids=["opaque-op", "not-legalizable", "rejected-by-its-pattern"])
 def test_unsupported_op_names_op_and_source_line(fn, op, marker):
     compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
     with pytest.raises(Exception) as info:
