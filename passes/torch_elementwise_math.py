@@ -17,7 +17,8 @@ Bodies compute what eager does:
   nextafter(x, y)  the neighbour of x towards y by stepping its bits; NaN if either is NaN, y if
                    x == y, the smallest subnormal with y's sign if x is zero
   view(dtype)      arith.bitcast between element types of one width
-  fmod(x, s)       arith.remf (C's fmod) by a scalar (the Tensor form has a torch-mlir lowering)
+  fmod(x, y)       arith.remf (C's fmod) of floats, by a tensor or a scalar (torch-mlir's lowering of
+                   the Tensor form gave fmod(1.0, 0.1) = 0.0, eager 0.1)
   a | s, a ^ s     arith.ori / xori with a scalar (integers and bools)
   a << b, a >> b   by tensors of amounts, as PyTorch shifts: 0 for `<<` by an amount outside
                    [0, bits), `>>` by at most bits - 1 (the sign fills)
@@ -50,7 +51,8 @@ from mlir_sym.passes.registry import SymPass, register
 
 # aten ops handled here, as the importer names them (`torch.operator` names or op names)
 OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter", "torch.aten.bitwise_or.Scalar",
-                  "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor")
+                  "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor",
+                  "torch.aten.copysign.Scalar")
 
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 _ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
@@ -230,12 +232,14 @@ def _view_dtype(args: list[ir.Value], out: ir.Type) -> ir.Value:
 _BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
     "torch.aten.erfc": _erfc, "torch.aten.signbit": _signbit, "torch.aten.copysign.Tensor": _copysign,
     "torch.aten.hypot": _hypot, "torch.aten.nextafter": _nextafter, "torch.aten.view.dtype": _view_dtype,
-    "torch.aten.erfinv": _erfinv, "torch.aten.fmod.Scalar": _fmod,
+    "torch.aten.erfinv": _erfinv, "torch.aten.fmod.Scalar": _fmod, "torch.aten.fmod.Tensor": _fmod,
+    "torch.aten.copysign.Scalar": _copysign,
     "torch.aten.bitwise_or.Scalar": _bitwise(arith.ori), "torch.aten.bitwise_xor.Scalar": _bitwise(arith.xori),
     "torch.aten.__lshift__.Tensor": _shift(True), "torch.aten.__rshift__.Tensor": _shift(False),
 }
 _FLOAT_ONLY = ("torch.aten.erfc", "torch.aten.erfinv", "torch.aten.hypot", "torch.aten.nextafter",
-               "torch.aten.copysign.Tensor", "torch.aten.fmod.Scalar")
+               "torch.aten.copysign.Tensor", "torch.aten.copysign.Scalar", "torch.aten.fmod.Scalar",
+               "torch.aten.fmod.Tensor")
 _INT_ONLY = ("torch.aten.bitwise_or.Scalar", "torch.aten.bitwise_xor.Scalar", "torch.aten.__lshift__.Tensor",
              "torch.aten.__rshift__.Tensor")
 _SCALARS = {"!torch.float": ("torch_c.to_f64", "f64"), "!torch.int": ("torch_c.to_i64", "i64"),
@@ -276,8 +280,8 @@ class TorchElementwiseMath(SymPass):
         is_float = _ELEM[relem] in ("f32", "f64", "bf16", "f16")
         if (name in _FLOAT_ONLY and not is_float) or (name in _INT_ONLY and is_float):
             return False
-        if any(elem == "ui8" for _, elem in ins) and name != "torch.aten.view.dtype":
-            return False  # unsigned: the bodies read integers as signed
+        if any(elem == "ui8" for _, elem in ins) and name not in _FLOAT_ONLY + ("torch.aten.view.dtype",):
+            return False  # unsigned: the integer bodies read integers as signed
         if name == "torch.aten.view.dtype" and (
                 ins[0][0] != rdims or _width(ir.Type.parse(_ELEM[ins[0][1]])) != _width(ir.Type.parse(_ELEM[relem]))
                 or "i1" in (_ELEM[ins[0][1]], _ELEM[relem])):
@@ -326,7 +330,8 @@ class TorchElementwiseMath(SymPass):
             block = generic.regions[0].blocks.append(*[b.type.element_type for b in builtins],
                                                      rtype.element_type)
             with ir.InsertionPoint(block):
-                elements = iter(list(block.arguments)[:-1])
+                elements = iter([arith.uitofp(ir.F32Type.get(), a) if elem == "ui8" and name in _FLOAT_ONLY else a
+                                 for a, (_, elem) in zip(list(block.arguments)[:-1], ins)])
                 args = [scalars[k] if k in scalars else next(elements) for k in range(len(operands))]
                 value = _BODIES[name](args, rtype.element_type)
                 linalg.YieldOp([value])

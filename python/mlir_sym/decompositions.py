@@ -7,6 +7,7 @@ eager's semantics, under symbolic sizes:
                             of its first NaN (sorts put NaNs last, in order), as eager does
   nanmedian.dim / nanmedian the same over the non-NaN values ((c - 1) // 2-th of the c non-NaN);
                             an all-NaN slice gives NaN at index 0 (eager: its nth_element's, unspecified)
+  dist                      the p-norm of the broadcast difference
   _cdist_forward            pairwise p-norm distances from the broadcast differences (fused into one
                             reduction kernel: nothing of size P x R x M is materialized); p = 0, 1, 2,
                             inf and other p. Eager takes a matrix-product form for p = 2 from 25
@@ -82,7 +83,10 @@ def _pick_all(x: torch.Tensor, ignore_nan: bool) -> torch.Tensor:
     else:
         pos = torch.full((), (n - 1) // 2, dtype=torch.int64, device=x.device)
     hit = torch.arange(n, device=x.device) == pos
-    return torch.where(hit, values, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dtype=x.dtype)
+    out = torch.where(hit, values, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dtype=x.dtype)
+    if x.is_floating_point():  # an empty tensor's median is NaN
+        out = torch.where(hit.any(), out, torch.full((), float("nan"), dtype=x.dtype, device=x.device))
+    return out
 
 
 @_register(aten.median.default)
@@ -93,6 +97,11 @@ def median_all(x: torch.Tensor) -> torch.Tensor:
 @_register(aten.nanmedian.default)
 def nanmedian_all(x: torch.Tensor) -> torch.Tensor:
     return _pick_all(x, ignore_nan=True)
+
+
+@_register(aten.dist.default)
+def dist(x: torch.Tensor, y: torch.Tensor, p: float = 2) -> torch.Tensor:
+    return torch.linalg.vector_norm(x - y, p)
 
 
 @_register(aten._cdist_forward.default)

@@ -256,6 +256,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         numerics.nan_propagating_selections(graph)
         numerics.reciprocal_as_division(graph)
         numerics.exact_integer_division(graph)
+        numerics.python_floor_division(graph)
+        numerics.float_comparison_scalars(graph)  # last: the rewrites above write comparisons too
         fx_rewrites.splits_to_slices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None

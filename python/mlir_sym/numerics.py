@@ -25,7 +25,7 @@ in float32 (`arith-emulate-unsupported-floats` folds its own conversions), as in
 `nan_propagating_selections`: torch-mlir lowers `clamp` (and `clamp_min`, `clamp_max`, `hardtanh`,
 `relu6`, `hardsigmoid`) and `maximum` / `minimum` with compares that are false, or unordered-true, on
 NaN, so `x.clamp(0, 1)` turned NaN into 0 and `torch.maximum(nan, 1.0)` gave 1.0; eager propagates
-the NaN. Such an op on a float tensor `x` becomes `where(isnan(x), x, op(x, ...))` (one compare and
+the NaN; `logaddexp(nan, -inf)` gave -inf. Such an op on a float tensor `x` becomes `where(isnan(x), x, op(x, ...))` (one compare and
 a select in the fused kernel).
 
 `tanh_gelu_formula`: torch-mlir's `gelu(x, approximate="tanh")` multiplies by 0.797724 where the
@@ -43,6 +43,17 @@ through float64 (`floor(sitofp(a) / sitofp(b))`: wrong beyond 2^53, and no zero 
 lowering for integer `fmod` or for integer `pow` by a constant: they become the truncating
 division (checked for zero by sym-checked-int-division) with floor's correction,
 `a - trunc(a / b) * b`, and square-and-multiply products (wrapping as eager's do).
+
+`python_floor_division`: eager divides floats with `rounding_mode="floor"` (and `//`) as Python does,
+from the remainder: `(a - fmod(a, b)) / b`, corrected by one where the remainder's sign differs from
+the divisor's, then floored (ATen's div_floor_floating); torch-mlir floors the quotient, which a
+rounding up of `a / b` makes one too large (`1.0 // 0.1` is 9.0 in eager and Python, `floor(1.0 / 0.1)`
+is 10.0), and `inf // x` is NaN, `88.7 // -inf` is -1.0. Float floor divisions become eager's formula.
+
+`float_comparison_scalars`: torch-mlir folds a comparison of a constant float tensor with a Python int
+to false (`torch.zeros(()) == 0`, `torch.ones(3) > 0`: a `where` on such a condition took the other
+branch); a float tensor's comparison with an int compares with the int's float value instead, as
+eager converts it.
 
 `reciprocal_as_division`: torch-mlir's `reciprocal` asserts that no element is zero (a runtime error
 "unimplemented: tensor with zero element"); eager gives inf. It becomes `1 / x`.
@@ -78,7 +89,7 @@ _EXACT = {
     "abs", "neg", "relu", "sign", "sgn", "signbit", "where", "masked_fill", "clamp", "clamp_min",
     "clamp_max", "maximum", "minimum", "fmax", "fmin", "floor", "ceil", "round", "trunc", "frac",
     "hardtanh", "threshold", "threshold_backward", "nan_to_num", "copy", "fill", "clone", "copysign",
-    "isnan", "isinf", "isfinite", "isneginf", "isposinf", "lift_fresh_copy", "heaviside",
+    "isnan", "isinf", "isfinite", "isneginf", "isposinf", "lift_fresh_copy", "heaviside", "nextafter",
 }
 
 # Binary ops whose other operand eager converts to the half type before computing in float32: a
@@ -220,7 +231,7 @@ def half_math_in_float(graph: fx.Graph) -> int:
 _NAN_KEEPING = {
     "aten.clamp.default", "aten.clamp.Tensor", "aten.clamp_min.default", "aten.clamp_min.Tensor",
     "aten.clamp_max.default", "aten.clamp_max.Tensor", "aten.hardtanh.default", "aten.hardsigmoid.default",
-    "aten.maximum.default", "aten.minimum.default",
+    "aten.maximum.default", "aten.minimum.default", "aten.logaddexp.default", "aten.logaddexp2.default",
 }
 
 
@@ -292,8 +303,24 @@ def reciprocal_as_division(graph: fx.Graph) -> int:
 
 
 def _is_int(v) -> bool:
+    """A signed integer tensor (torch-mlir divides uint8 as signed: left to its error)."""
     return isinstance(v, torch.Tensor) and not v.dtype.is_floating_point and not v.dtype.is_complex \
-        and v.dtype != torch.bool
+        and v.dtype not in (torch.bool, torch.uint8)
+
+
+def _int_operand(e: Emitter, a, dtype: torch.dtype, device):
+    """Operand `a` of an integer division as a `dtype` tensor or a Python int; None if it is neither
+    a signed integer tensor, a bool tensor (converted), nor an int."""
+    if isinstance(a, bool):
+        return int(a)
+    if isinstance(a, int):
+        return a
+    v = _val(a)
+    if _is_int(v):
+        return a
+    if isinstance(v, torch.Tensor) and v.dtype == torch.bool:
+        return e(prims.convert_element_type.default, a, dtype)
+    return None
 
 
 def exact_integer_division(graph: fx.Graph) -> int:
@@ -301,21 +328,23 @@ def exact_integer_division(graph: fx.Graph) -> int:
     for target in ("aten.div.Tensor_mode", "aten.div.Scalar_mode"):
         for node in _calls(graph, target):
             val = node.meta.get("val")
-            if node.kwargs.get("rounding_mode") != "floor" or not _is_int(val) or not _is_int(_val(node.args[0])):
-                continue
-            a, b = node.args[0], node.args[1]
-            if isinstance(b, fx.Node) and not _is_int(_val(b)) or isinstance(b, (float, bool)):
+            if node.kwargs.get("rounding_mode") != "floor" or not _is_int(val):
                 continue
             e = Emitter(graph, node)
+            a = _int_operand(e, node.args[0], val.dtype, val.device)
+            b = _int_operand(e, node.args[1], val.dtype, val.device)
+            if a is None or b is None or not (isinstance(a, fx.Node) or isinstance(b, fx.Node)):
+                continue
+            if not isinstance(a, fx.Node):  # a Python int dividend: a 0-d tensor of the result's type
+                a = e(aten.full.default, [], a, dtype=val.dtype, device=val.device)
             div = aten.div.Tensor_mode if isinstance(b, fx.Node) else aten.div.Scalar_mode
             q = e(div, a, b, rounding_mode="trunc")
             r = e(aten.sub.Tensor, a, e(aten.mul.Tensor, q, b))
-            negative_b = e(aten.lt.Scalar, b, 0) if isinstance(b, fx.Node) else b < 0
             inexact = e(aten.ne.Scalar, r, 0)
-            if isinstance(negative_b, bool):
-                below = e(aten.ne.Scalar, e(aten.lt.Scalar, r, 0), negative_b)
+            if isinstance(b, fx.Node):
+                below = e(aten.ne.Tensor, e(aten.lt.Scalar, r, 0), e(aten.lt.Scalar, b, 0))
             else:
-                below = e(aten.ne.Tensor, e(aten.lt.Scalar, r, 0), negative_b)
+                below = e(aten.ne.Scalar, e(aten.lt.Scalar, r, 0), b < 0)
             fix = e(aten.logical_and.default, inexact, below)
             count += _replace(graph, node, e(aten.sub.Tensor, q, e(prims.convert_element_type.default, fix, val.dtype)))
     for target in ("aten.fmod.Tensor", "aten.fmod.Scalar"):
@@ -346,4 +375,51 @@ def exact_integer_division(graph: fx.Graph) -> int:
         if result is None:  # x ** 0
             result = e(aten.full_like.default, x, 1)
         count += _replace(graph, node, result)
+    return count
+
+
+def python_floor_division(graph: fx.Graph) -> int:
+    count = 0
+    for target in ("aten.div.Tensor_mode", "aten.div.Scalar_mode"):
+        for node in _calls(graph, target):
+            val = node.meta.get("val")
+            if node.kwargs.get("rounding_mode") != "floor" or not isinstance(val, torch.Tensor) \
+                    or not val.dtype.is_floating_point or val.dtype in _HALF:
+                continue  # half types: half_math_in_float made the division a float32 one already
+            a, b = node.args[0], node.args[1]
+            e = Emitter(graph, node)
+            if not isinstance(b, fx.Node):
+                if isinstance(b, bool) or not isinstance(b, (int, float)):
+                    continue
+                b = e(aten.full.default, [], float(b), dtype=val.dtype, device=val.device)
+            mod = e(aten.fmod.Tensor, a, b)
+            div = e(aten.div.Tensor, e(aten.sub.Tensor, a, mod), b)
+            signs_differ = e(aten.ne.Tensor, e(aten.lt.Scalar, b, 0.0), e(aten.lt.Scalar, mod, 0.0))
+            fix = e(aten.logical_and.default, e(aten.ne.Scalar, mod, 0.0), signs_differ)
+            div = e(aten.where.self, fix, e(aten.sub.Tensor, div, 1.0), div)
+            floored = e(aten.floor.default, div)
+            floored = e(aten.where.self, e(aten.gt.Scalar, e(aten.sub.Tensor, div, floored), 0.5),
+                        e(aten.add.Tensor, floored, 1.0), floored)
+            quotient = e(aten.div.Tensor, a, b)
+            signed_zero = e(aten.mul.Tensor, quotient, 0.0)  # 0 with the sign of a / b where div is 0
+            out = e(aten.where.self, e(aten.ne.Scalar, div, 0.0), floored, signed_zero)
+            out = e(aten.where.self, e(aten.eq.Scalar, b, 0.0), quotient, out)
+            count += _replace(graph, node, out)
+    return count
+
+
+_COMPARISONS = {"aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar", "aten.le.Scalar", "aten.gt.Scalar",
+                "aten.ge.Scalar"}
+
+
+def float_comparison_scalars(graph: fx.Graph) -> int:
+    count = 0
+    for node in graph.nodes:
+        if node.op != "call_function" or str(node.target) not in _COMPARISONS or len(node.args) != 2:
+            continue
+        x, s = node.args
+        v = _val(x)
+        if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and isinstance(s, int) and not isinstance(s, bool):
+            node.args = (x, float(s))
+            count += 1
     return count

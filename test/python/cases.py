@@ -652,6 +652,23 @@ add(Case("bf16_scalar_operands", _fn(_half_scalar_operands),
          lambda n: ((randn(n, n, 6) * 5).to(torch.bfloat16), torch.tensor(0.7)), atol=0, rtol=0, tags=("bf16",)))
 
 
+# Float floor division as eager's (Python's) formula, C's fmod, comparisons of constant tensors with
+# ints, logaddexp with NaN (numerics.python_floor_division, float_comparison_scalars).
+def _float_floor_division(x, y):
+    return (x // y, torch.floor_divide(x, 0.1), torch.fmod(x, y), torch.where(torch.zeros(()) == 0, x, -x),
+            torch.logaddexp(x, y), torch.dist(x, y))
+
+
+def _floor_division_inputs(n: int) -> tuple:
+    x, y = randn(n, n, 5) * 4, randn(n, n, 5, salt=1)
+    x[0, :4] = torch.tensor([1.0, 5.0, float("inf"), float("nan")])
+    y[0, :4] = torch.tensor([0.1, 0.1, -3.0, -float("inf")])
+    return x, y
+
+
+add(Case("float_floor_division", _fn(_float_floor_division), _floor_division_inputs, equal_nan=True, atol=1e-5, rtol=1e-5))
+
+
 # Integer division (numerics.exact_integer_division, passes/checked_int_division.py): floor division
 # exact beyond 2^53 (torch-mlir went through float64), fmod, powers by constants.
 def _int_division(a, b):

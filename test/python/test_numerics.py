@@ -130,3 +130,72 @@ def test_integer_base_of_a_half_power_takes_the_half_type_first():
     fn = lambda i, e: i ** e  # noqa: E731
     got, want = _compiled(fn)(i, e), fn(i, e)
     assert (got != want).float().mean().item() <= 0.01
+
+
+def _same(got, want) -> None:
+    """Equal, NaN where eager's is NaN, and zeros of eager's sign."""
+    torch.testing.assert_close(got, want, atol=0, rtol=0, equal_nan=True)
+    if want.is_floating_point():
+        zeros = (want == 0) & ~torch.isnan(want)
+        assert torch.equal(torch.signbit(got[zeros]), torch.signbit(want[zeros]))
+
+
+def test_float_floor_division_is_pythons():
+    """numerics.python_floor_division: `1.0 // 0.1` is 9.0 in eager and Python (floor(1.0 / 0.1) is
+    10.0, what torch-mlir computed), `inf // x` NaN, `88.7 // -inf` -1.0; also the float fmod it
+    builds on (torch-mlir's gave fmod(1.0, 0.1) = 0.0; sym-torch-elementwise-math's is C's)."""
+    def f(x, y):
+        return x // y, torch.floor_divide(x, 0.1), torch.div(x, y, rounding_mode="floor"), x // -0.0, torch.fmod(x, y)
+
+    x = torch.tensor([1.0, 5.0, -1.0, 7.5, float("inf"), 88.7, -0.0, 0.3, float("nan"), 1e30])
+    y = torch.tensor([0.1, 0.1, 0.1, -2.0, -88.7, -float("inf"), 3.0, 0.0, 1.0, -7.0])
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (10, 7):
+        for got, want in zip(cf(x[:n], y[:n]), f(x[:n], y[:n])):
+            _same(got, want)
+
+
+def test_comparisons_of_constant_tensors_with_ints():
+    """numerics.float_comparison_scalars: torch-mlir folded `torch.zeros(()) == 0` to false, so the
+    `where` took its other branch."""
+    def f(x):
+        return (torch.where(torch.zeros(()) == 0, x, x + 1), torch.where(torch.ones(3, 1) > 0, x, -x),
+                (torch.full((), 2.0) >= 2).float() + x)
+
+    x = torch.randn(4)
+    for got, want in zip(torch.compile(f, backend="mlir_sym", dynamic=True)(x), f(x)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["nextafter_f16", "nextafter_bf16", "int_dividend", "bool_divisor", "copysign_scalar",
+                                  "copysign_uint8", "logaddexp_nan", "median_of_empty", "dist"])
+def test_review_fixes(name):
+    """Bugs a review of this session's ops found: nextafter of half tensors stepped in float32 (x came
+    back unchanged), integer floor division with a Python int dividend or a bool divisor went through
+    float64, copysign by a scalar and of uint8 did not compile, logaddexp dropped a NaN first operand,
+    median of an empty tensor was 0 (eager: NaN), dist did not compile."""
+    g = torch.Generator().manual_seed(0)
+    cases = {
+        "nextafter_f16": (lambda a, b: torch.nextafter(a, b),
+                          (torch.tensor([1.5, -2.0, 0.0, 1.0]).half(), torch.tensor([-1.0, 0.0, 1.0, 2.0]).half())),
+        "nextafter_bf16": (lambda a, b: torch.nextafter(a, b),
+                           (torch.tensor([1.5, -2.0, 0.0, 1.0]).bfloat16(), torch.tensor([-1.0, 0.0, 1.0, 2.0]).bfloat16())),
+        "int_dividend": (lambda b: (2 ** 60 + 1) // b, (torch.tensor([2, -2, 3]),)),
+        "bool_divisor": (lambda a, b: a // b, (torch.tensor([2 ** 60 + 1, -7]), torch.tensor([True, True]))),
+        "copysign_scalar": (lambda x: (torch.copysign(x, -1.0), torch.copysign(x, -0.0), torch.copysign(x, 2)),
+                            (torch.randn(5, generator=g),)),
+        "copysign_uint8": (lambda a, b: torch.copysign(a, b),
+                           (torch.tensor([1, 200, 3], dtype=torch.uint8), torch.tensor([-1.0, 2.0, -0.0]))),
+        "logaddexp_nan": (lambda a, b: torch.logaddexp(a, b),
+                          (torch.tensor([float("nan"), 1.0, -float("inf")]), torch.tensor([-float("inf"), 2.0, float("nan")]))),
+        "median_of_empty": (lambda x: torch.median(x), (torch.randn(0),)),
+        "dist": (lambda x, y: (torch.dist(x, y), torch.dist(x, y, 1), torch.dist(x, y, float("inf"))),
+                 (torch.randn(3, 4, generator=g), torch.randn(4, generator=g))),
+    }
+    fn, args = cases[name]
+    got, want = torch.compile(fn, backend="mlir_sym", dynamic=True)(*args), fn(*args)
+    for g_, w_ in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        if name == "dist":
+            torch.testing.assert_close(g_, w_)
+        else:
+            _same(g_, w_)
