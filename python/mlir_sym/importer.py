@@ -255,6 +255,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
         numerics.half_math_in_float(graph)
         numerics.nan_propagating_selections(graph)
         numerics.reciprocal_as_division(graph)
+        numerics.byte_divisions(graph)
         numerics.exact_integer_division(graph)
         numerics.python_floor_division(graph)
         numerics.float_comparison_scalars(graph)  # last: the rewrites above write comparisons too

@@ -50,6 +50,11 @@ the divisor's, then floored (ATen's div_floor_floating); torch-mlir floors the q
 rounding up of `a / b` makes one too large (`1.0 // 0.1` is 9.0 in eager and Python, `floor(1.0 / 0.1)`
 is 10.0), and `inf // x` is NaN, `88.7 // -inf` is -1.0. Float floor divisions become eager's formula.
 
+`byte_divisions`: torch-mlir's lowering of `div(rounding_mode=...)`, `remainder` and `fmod` of int8 and
+uint8 tensors crashed the process by a Python int (a segmentation fault in torch-to-linalg:
+`x.to(torch.int8) // -1`) and divided uint8 as signed (`fmod(uint8 255, 7)` gave 255); they are
+computed in int32 (every result fits) and converted back.
+
 `float_comparison_scalars`: torch-mlir folds a comparison of a constant float tensor with a Python int
 to false (`torch.zeros(()) == 0`, `torch.ones(3) > 0`: a `where` on such a condition took the other
 branch); a float tensor's comparison with an int compares with the int's float value instead, as
@@ -422,4 +427,29 @@ def float_comparison_scalars(graph: fx.Graph) -> int:
         if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and isinstance(s, int) and not isinstance(s, bool):
             node.args = (x, float(s))
             count += 1
+    return count
+
+
+_BYTE_DIVISIONS = {"aten.div.Scalar_mode", "aten.div.Tensor_mode", "aten.remainder.Scalar", "aten.remainder.Tensor",
+                   "aten.fmod.Scalar", "aten.fmod.Tensor"}
+
+
+def byte_divisions(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in _BYTE_DIVISIONS:
+            continue
+        val = node.meta.get("val")
+        if not (isinstance(val, torch.Tensor) and val.dtype in (torch.int8, torch.uint8)):
+            continue
+        e = Emitter(graph, node)
+
+        def wide(a):
+            v = _val(a)
+            if isinstance(v, torch.Tensor):
+                return e(prims.convert_element_type.default, a, torch.int32)
+            return a
+
+        out = e(node.target, *[wide(a) for a in node.args], **node.kwargs)
+        count += _replace(graph, node, e(prims.convert_element_type.default, out, val.dtype))
     return count

@@ -168,12 +168,13 @@ def test_comparisons_of_constant_tensors_with_ints():
 
 
 @pytest.mark.parametrize("name", ["nextafter_f16", "nextafter_bf16", "int_dividend", "bool_divisor", "copysign_scalar",
-                                  "copysign_uint8", "logaddexp_nan", "median_of_empty", "dist"])
+                                  "copysign_uint8", "logaddexp_nan", "median_of_empty", "dist", "byte_division"])
 def test_review_fixes(name):
     """Bugs a review of this session's ops found: nextafter of half tensors stepped in float32 (x came
     back unchanged), integer floor division with a Python int dividend or a bool divisor went through
     float64, copysign by a scalar and of uint8 did not compile, logaddexp dropped a NaN first operand,
-    median of an empty tensor was 0 (eager: NaN), dist did not compile."""
+    median of an empty tensor was 0 (eager: NaN), dist did not compile; int8 / uint8 divisions by an int
+    crashed the process (torch-mlir) and uint8 divided as signed (numerics.byte_divisions)."""
     g = torch.Generator().manual_seed(0)
     cases = {
         "nextafter_f16": (lambda a, b: torch.nextafter(a, b),
@@ -189,6 +190,9 @@ def test_review_fixes(name):
         "logaddexp_nan": (lambda a, b: torch.logaddexp(a, b),
                           (torch.tensor([float("nan"), 1.0, -float("inf")]), torch.tensor([-float("inf"), 2.0, float("nan")]))),
         "median_of_empty": (lambda x: torch.median(x), (torch.randn(0),)),
+        "byte_division": (lambda a: (a // 3, a.to(torch.int8) // -1, torch.fmod(a, 7), a % 7, torch.remainder(a.to(torch.int8), -7),
+                                     a // a.flip(0).clamp(min=1)),
+                          (torch.tensor([100, 27, 13, 7, 255, 128], dtype=torch.uint8),)),
         "dist": (lambda x, y: (torch.dist(x, y), torch.dist(x, y, 1), torch.dist(x, y, float("inf"))),
                  (torch.randn(3, 4, generator=g), torch.randn(4, generator=g))),
     }
