@@ -104,9 +104,10 @@ _EXACT = {
 _ROUNDS_OTHER_OPERANDS = {"pow", "fmod", "remainder", "atan2", "hypot", "copysign", "nextafter", "xlogy",
                           "logaddexp", "logaddexp2", "fmax", "fmin", "maximum", "minimum"}
 
-# Correctly rounded in the half type (as eager's float32 result rounded once is). Eager's kernels
+# Correctly rounded in the half type (as eager's float32 result rounded once is). Eager's CPU kernels
 # round a Python scalar operand of add / sub / rsub to the half type, as torch-mlir does, but multiply
-# and divide by the scalar's float32 value.
+# and divide by the scalar's float32 value; its CUDA kernels add and subtract a CPU scalar at float32
+# too (opmath_symmetric_gpu_kernel_with_scalars; measured on an H100: `x - 0.7` in bf16).
 _ARITH = {"add", "sub", "rsub"}
 _SCALED = {"mul", "div"}
 
@@ -152,9 +153,10 @@ def _wants_float(node: fx.Node, dtype: torch.dtype) -> bool:
     op = _packet(node)
     if op in _EXACT:
         return False
-    if op in _ARITH:
+    val = node.meta.get("val")
+    if op in _ARITH and not (isinstance(val, torch.Tensor) and val.device.type == "cuda"):
         return False
-    if op in _SCALED:
+    if op in _SCALED or op in _ARITH:
         return node.kwargs.get("rounding_mode") is not None or any(_scales_in_float(a, dtype) for a in node.args[1:])
     return True
 
@@ -162,12 +164,16 @@ def _wants_float(node: fx.Node, dtype: torch.dtype) -> bool:
 def _scales_in_float(a, dtype: torch.dtype) -> bool:
     """Whether eager multiplies / divides a `dtype` tensor by operand `a` at more than `dtype`'s
     precision: a Python number the half type does not represent (257 or 0.7071 in bf16), a symbolic
-    scalar, or a tensor of another type (a 0-d float32 scale, the float Dynamo passes as a tensor)."""
+    scalar, or a CPU tensor of another type (a 0-d float32 scale, the float Dynamo passes as a tensor:
+    eager's kernels take a CPU scalar at float32). A 0-d tensor on the GPU is not a CPU scalar: eager's
+    CUDA kernels convert it to the half type like any operand (measured on an H100)."""
     if isinstance(a, bool) or a is None:
         return False
     if isinstance(a, (int, float)):
         return float(torch.tensor(a, dtype=dtype)) != a
     v = _val(a) if isinstance(a, fx.Node) else a
+    if isinstance(v, torch.Tensor) and v.dim() == 0 and v.device.type != "cpu":
+        return False
     return not (isinstance(v, torch.Tensor) and v.dtype == dtype)
 
 
