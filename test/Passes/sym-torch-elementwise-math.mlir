@@ -145,3 +145,22 @@ func.func @shifts(%a: !torch.vtensor<[?],si64>, %b: !torch.vtensor<[?],si64>) ->
   %1 = torch.operator "torch.aten.__rshift__.Tensor"(%a, %b) : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64>
   return %0, %1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
 }
+
+// -----
+
+// lgamma and digamma in float64 (Lanczos; PyTorch's psi), rounded to the result type.
+// CHECK-LABEL: func.func @gamma
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.sin
+// CHECK:         math.log
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK:       linalg.generic
+// CHECK:         math.tan
+// CHECK:         math.copysign
+// CHECK:         arith.truncf %{{.*}} : f64 to f32
+// CHECK-NOT:   torch.operator
+func.func @gamma(%x: !torch.vtensor<[?],f32>) -> (!torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>) {
+  %0 = torch.operator "torch.aten.lgamma"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  %1 = torch.operator "torch.aten.digamma"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  return %0, %1 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>
+}

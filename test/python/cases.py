@@ -628,6 +628,19 @@ def _erfinv_inputs(n: int) -> tuple:
 
 
 add(Case("erfinv", _fn(torch.erfinv), _erfinv_inputs, equal_nan=True, atol=1e-6, rtol=1e-5))
+
+
+def _gamma_functions(x):
+    return torch.lgamma(x), torch.digamma(x), torch.lgamma(x.double()), torch.digamma(x.double())
+
+
+def _gamma_inputs(n: int) -> tuple:
+    x = randn(n, n, 6) * 6
+    x[0, :6] = torch.tensor([0.0, -0.0, -3.0, float("inf"), float("nan"), 1.0000001])
+    return (x,)
+
+
+add(Case("gamma_functions", _fn(_gamma_functions), _gamma_inputs, equal_nan=True, atol=1e-6, rtol=1e-6))
 add(Case("special_elementwise", _fn(_special_elementwise), _special_inputs, equal_nan=True, atol=0, rtol=2e-7))
 add(Case("bf16_special_elementwise", _fn(_special_half),
          lambda n: tuple(t.to(torch.bfloat16) for t in _special_inputs(n)), equal_nan=True, tags=("bf16",)))
