@@ -272,13 +272,15 @@ def _pretty_loc(loc: str) -> str:
 
 
 def _constant_users(module: ir.Module) -> dict[str, str]:
+    from mlir_sym.passes._compute_common import walk_ops
+
     """After a failed torch-to-linalg (torch-mlir's conversion rolled back): for each constant's text
     as torch-mlir prints it in "failed to legalize" (`"torch.constant.int"() <{value = 15 : i64}>`)
     at its location, the first torch op using it that is not itself a constant or list."""
     out: dict[str, str] = {}
     plain = ("torch.constant.", "torch.prim.", "torch_c.")
     try:
-        for o in _walk(module.operation):
+        for o in walk_ops(module.operation):
             if not o.name.startswith("torch.constant.") or not o.results:
                 continue
             for use in o.results[0].uses:
@@ -290,14 +292,6 @@ def _constant_users(module: ir.Module) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - only improves a message; the IR may be in any state
         pass
     return out
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield child.operation
-                yield from _walk(child.operation)
 
 
 def _explain_lowering_failure(text: str, op_sources: dict[str, str] | None = None,

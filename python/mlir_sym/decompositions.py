@@ -33,6 +33,17 @@ def _register(*ops) -> Callable:
     return wrap
 
 
+def _median_position(n, nans: torch.Tensor | None, ignore_nan: bool, shape: list, device) -> torch.Tensor:
+    """Where the median sits among `n` sorted values with `nans` NaNs (sorted last; None: integers):
+    the lower median, the first NaN when NaNs propagate, the lower median of the others when ignored."""
+    if nans is None:
+        return torch.full(shape, (n - 1) // 2, dtype=torch.int64, device=device)
+    if ignore_nan:
+        valid = n - nans
+        return torch.where(valid > 0, torch.div(valid - 1, 2, rounding_mode="floor"), 0)
+    return torch.where(nans > 0, n - nans, (n - 1) // 2)
+
+
 def _pick(x: torch.Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
     dim = dim % max(x.dim(), 1)
     if x.dim() == 0:
@@ -41,15 +52,8 @@ def _pick(x: torch.Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[t
     values, order = torch.sort(x, dim=dim, stable=True)
     shape = list(x.shape)
     shape[dim] = 1
-    if x.is_floating_point():
-        nans = torch.isnan(x).sum(dim, keepdim=True)
-        if ignore_nan:
-            valid = n - nans
-            pos = torch.where(valid > 0, torch.div(valid - 1, 2, rounding_mode="floor"), 0)
-        else:
-            pos = torch.where(nans > 0, n - nans, (n - 1) // 2)
-    else:
-        pos = torch.full(shape, (n - 1) // 2, dtype=torch.int64, device=x.device)
+    nans = torch.isnan(x).sum(dim, keepdim=True) if x.is_floating_point() else None
+    pos = _median_position(n, nans, ignore_nan, shape, x.device)
     value, index = torch.gather(values, dim, pos), torch.gather(order, dim, pos)
     if not keepdim:
         value, index = value.squeeze(dim), index.squeeze(dim)
@@ -73,15 +77,8 @@ def _pick_all(x: torch.Tensor, ignore_nan: bool) -> torch.Tensor:
     flat = x.reshape(-1)
     n = flat.shape[0]
     values = torch.sort(flat, stable=True)[0]
-    if x.is_floating_point():
-        nans = torch.isnan(flat).sum()
-        if ignore_nan:
-            valid = n - nans
-            pos = torch.where(valid > 0, torch.div(valid - 1, 2, rounding_mode="floor"), 0)
-        else:
-            pos = torch.where(nans > 0, n - nans, (n - 1) // 2)
-    else:
-        pos = torch.full((), (n - 1) // 2, dtype=torch.int64, device=x.device)
+    nans = torch.isnan(flat).sum() if x.is_floating_point() else None
+    pos = _median_position(n, nans, ignore_nan, [], x.device)
     hit = torch.arange(n, device=x.device) == pos
     out = torch.where(hit, values, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dtype=x.dtype)
     if x.is_floating_point():  # an empty tensor's median is NaN

@@ -334,30 +334,35 @@ def _int_operand(e: Emitter, a, dtype: torch.dtype, device):
     return None
 
 
+def _floor_divisions(graph: fx.Graph) -> list[fx.Node]:
+    """The graph's `div(a, b, rounding_mode="floor")` calls (what `//` and floor_divide decompose to)."""
+    return [n for t in ("aten.div.Tensor_mode", "aten.div.Scalar_mode") for n in _calls(graph, t)
+            if n.kwargs.get("rounding_mode") == "floor"]
+
+
 def exact_integer_division(graph: fx.Graph) -> int:
     count = 0
-    for target in ("aten.div.Tensor_mode", "aten.div.Scalar_mode"):
-        for node in _calls(graph, target):
-            val = node.meta.get("val")
-            if node.kwargs.get("rounding_mode") != "floor" or not _is_int(val):
-                continue
-            e = Emitter(graph, node)
-            a = _int_operand(e, node.args[0], val.dtype, val.device)
-            b = _int_operand(e, node.args[1], val.dtype, val.device)
-            if a is None or b is None or not (isinstance(a, fx.Node) or isinstance(b, fx.Node)):
-                continue
-            if not isinstance(a, fx.Node):  # a Python int dividend: a 0-d tensor of the result's type
-                a = e(aten.full.default, [], a, dtype=val.dtype, device=val.device)
-            div = aten.div.Tensor_mode if isinstance(b, fx.Node) else aten.div.Scalar_mode
-            q = e(div, a, b, rounding_mode="trunc")
-            r = e(aten.sub.Tensor, a, e(aten.mul.Tensor, q, b))
-            inexact = e(aten.ne.Scalar, r, 0)
-            if isinstance(b, fx.Node):
-                below = e(aten.ne.Tensor, e(aten.lt.Scalar, r, 0), e(aten.lt.Scalar, b, 0))
-            else:
-                below = e(aten.ne.Scalar, e(aten.lt.Scalar, r, 0), b < 0)
-            fix = e(aten.logical_and.default, inexact, below)
-            count += _replace(graph, node, e(aten.sub.Tensor, q, e(prims.convert_element_type.default, fix, val.dtype)))
+    for node in _floor_divisions(graph):
+        val = node.meta.get("val")
+        if not _is_int(val):
+            continue
+        e = Emitter(graph, node)
+        a = _int_operand(e, node.args[0], val.dtype, val.device)
+        b = _int_operand(e, node.args[1], val.dtype, val.device)
+        if a is None or b is None or not (isinstance(a, fx.Node) or isinstance(b, fx.Node)):
+            continue
+        if not isinstance(a, fx.Node):  # a Python int dividend: a 0-d tensor of the result's type
+            a = e(aten.full.default, [], a, dtype=val.dtype, device=val.device)
+        div = aten.div.Tensor_mode if isinstance(b, fx.Node) else aten.div.Scalar_mode
+        q = e(div, a, b, rounding_mode="trunc")
+        r = e(aten.sub.Tensor, a, e(aten.mul.Tensor, q, b))
+        inexact = e(aten.ne.Scalar, r, 0)
+        if isinstance(b, fx.Node):
+            below = e(aten.ne.Tensor, e(aten.lt.Scalar, r, 0), e(aten.lt.Scalar, b, 0))
+        else:
+            below = e(aten.ne.Scalar, e(aten.lt.Scalar, r, 0), b < 0)
+        fix = e(aten.logical_and.default, inexact, below)
+        count += _replace(graph, node, e(aten.sub.Tensor, q, e(prims.convert_element_type.default, fix, val.dtype)))
     for target in ("aten.fmod.Tensor", "aten.fmod.Scalar"):
         for node in _calls(graph, target):
             val = node.meta.get("val")
@@ -391,31 +396,29 @@ def exact_integer_division(graph: fx.Graph) -> int:
 
 def python_floor_division(graph: fx.Graph) -> int:
     count = 0
-    for target in ("aten.div.Tensor_mode", "aten.div.Scalar_mode"):
-        for node in _calls(graph, target):
-            val = node.meta.get("val")
-            if node.kwargs.get("rounding_mode") != "floor" or not isinstance(val, torch.Tensor) \
-                    or not val.dtype.is_floating_point or val.dtype in _HALF:
-                continue  # half types: half_math_in_float made the division a float32 one already
-            a, b = node.args[0], node.args[1]
-            e = Emitter(graph, node)
-            if not isinstance(b, fx.Node):
-                if isinstance(b, bool) or not isinstance(b, (int, float)):
-                    continue
-                b = e(aten.full.default, [], float(b), dtype=val.dtype, device=val.device)
-            mod = e(aten.fmod.Tensor, a, b)
-            div = e(aten.div.Tensor, e(aten.sub.Tensor, a, mod), b)
-            signs_differ = e(aten.ne.Tensor, e(aten.lt.Scalar, b, 0.0), e(aten.lt.Scalar, mod, 0.0))
-            fix = e(aten.logical_and.default, e(aten.ne.Scalar, mod, 0.0), signs_differ)
-            div = e(aten.where.self, fix, e(aten.sub.Tensor, div, 1.0), div)
-            floored = e(aten.floor.default, div)
-            floored = e(aten.where.self, e(aten.gt.Scalar, e(aten.sub.Tensor, div, floored), 0.5),
-                        e(aten.add.Tensor, floored, 1.0), floored)
-            quotient = e(aten.div.Tensor, a, b)
-            signed_zero = e(aten.mul.Tensor, quotient, 0.0)  # 0 with the sign of a / b where div is 0
-            out = e(aten.where.self, e(aten.ne.Scalar, div, 0.0), floored, signed_zero)
-            out = e(aten.where.self, e(aten.eq.Scalar, b, 0.0), quotient, out)
-            count += _replace(graph, node, out)
+    for node in _floor_divisions(graph):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not val.dtype.is_floating_point or val.dtype in _HALF:
+            continue  # half types: half_math_in_float made the division a float32 one already
+        a, b = node.args[0], node.args[1]
+        e = Emitter(graph, node)
+        if not isinstance(b, fx.Node):
+            if isinstance(b, bool) or not isinstance(b, (int, float)):
+                continue
+            b = e(aten.full.default, [], float(b), dtype=val.dtype, device=val.device)
+        mod = e(aten.fmod.Tensor, a, b)
+        div = e(aten.div.Tensor, e(aten.sub.Tensor, a, mod), b)
+        signs_differ = e(aten.ne.Tensor, e(aten.lt.Scalar, b, 0.0), e(aten.lt.Scalar, mod, 0.0))
+        fix = e(aten.logical_and.default, e(aten.ne.Scalar, mod, 0.0), signs_differ)
+        div = e(aten.where.self, fix, e(aten.sub.Tensor, div, 1.0), div)
+        floored = e(aten.floor.default, div)
+        floored = e(aten.where.self, e(aten.gt.Scalar, e(aten.sub.Tensor, div, floored), 0.5),
+                    e(aten.add.Tensor, floored, 1.0), floored)
+        quotient = e(aten.div.Tensor, a, b)
+        signed_zero = e(aten.mul.Tensor, quotient, 0.0)  # 0 with the sign of a / b where div is 0
+        out = e(aten.where.self, e(aten.ne.Scalar, div, 0.0), floored, signed_zero)
+        out = e(aten.where.self, e(aten.eq.Scalar, b, 0.0), quotient, out)
+        count += _replace(graph, node, out)
     return count
 
 
