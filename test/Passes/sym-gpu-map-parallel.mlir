@@ -830,6 +830,35 @@ func.func @count_read_back(%count: memref<1xi64>, %out: memref<1xi64>) -> i32 {
 
 // -----
 
+// A gather of one element, its loop of one iteration unrolled onto the host: the deferred index
+// check (sym-defer-nested-asserts' marker call) reads the loaded index, so it runs in the one-thread
+// launch with the load and the store, not on the host (which cannot read device memory there).
+// CHECK-LABEL: func.func @one_element_gather
+// CHECK:         gpu.launch
+// CHECK:           %[[I:.*]] = memref.load %arg1
+// CHECK:           %[[II:.*]] = arith.index_cast %[[I]]
+// CHECK:           %[[OK:.*]] = arith.cmpi slt, %[[II]]
+// CHECK:           func.call @__mlir_sym_nested_assert(%[[OK]])
+// CHECK:           memref.store
+// CHECK:           gpu.terminator
+// CHECK-NOT:     func.call @__mlir_sym_nested_assert
+// CHECK:         return
+func.func @one_element_gather(%x: memref<?xf32>, %idx: memref<1xi64>, %out: memref<1xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %ok0 = arith.constant 0 : i32
+  %i = memref.load %idx[%c0] : memref<1xi64>
+  %ii = arith.index_cast %i : i64 to index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %in = arith.cmpi slt, %ii, %n : index
+  func.call @__mlir_sym_nested_assert(%in) {sym.assert_msg = "index must be smaller than dim size"} : (i1) -> ()
+  %v = memref.load %x[%ii] : memref<?xf32>
+  memref.store %v, %out[%c0] : memref<1xf32>
+  return %ok0 : i32
+}
+func.func private @__mlir_sym_nested_assert(i1)
+
+// -----
+
 // A reduction to one value: g = min(ceil(n / 8192), 1024) blocks each reduce a chunk (a multiple of
 // 16 elements) of the linearized iteration space into a buffer of partials, then one block reduces
 // the partials and adds them to the accumulator, whose fill (`acc[] = 0`) is folded into that last
