@@ -351,6 +351,15 @@ class TorchElementwiseMath(SymPass):
             return False
         rank = len(rdims)
         loc = o.location
+        if any(len(dims) > rank for dims, _ in ins):
+            return False
+        sources = {}  # each dynamic result dim: (tensor operand, its dim) of that size (aten broadcasting)
+        for d in range(rank):
+            if rdims[d] is None:
+                sources[d] = next(((k, d - (rank - len(dims))) for k, (dims, _) in enumerate(ins)
+                                   if d - (rank - len(dims)) >= 0 and dims[d - (rank - len(dims))] is None), None)
+                if sources[d] is None:
+                    return False
         with ir.InsertionPoint(o), loc:
             scalars = {}
             for k, (v, kind) in enumerate(zip(operands, kinds)):
@@ -359,19 +368,9 @@ class TorchElementwiseMath(SymPass):
                     scalars[k] = ir.Operation.create(op_name, results=[ir.Type.parse(t)], operands=[v]).result
             builtins = []
             for v, (dims, elem) in zip([operands[k] for k in tensors], ins):
-                if len(dims) > rank:
-                    return False
                 bt = _builtin(dims, elem)
                 builtins.append(ir.Operation.create("torch_c.to_builtin_tensor", results=[bt], operands=[v]).result)
-            sizes = []
-            for d in range(rank):
-                if rdims[d] is not None:
-                    continue
-                src = next(((b, d - (rank - len(dims))) for b, (dims, _) in zip(builtins, ins)
-                            if d - (rank - len(dims)) >= 0 and dims[d - (rank - len(dims))] is None), None)
-                if src is None:
-                    return False
-                sizes.append(tensor.dim(src[0], arith.constant(ir.IndexType.get(), src[1])))
+            sizes = [tensor.dim(builtins[k], arith.constant(ir.IndexType.get(), j)) for k, j in sources.values()]
             rtype = _builtin(rdims, relem)
             init = ir.Operation.create("tensor.empty", results=[rtype], operands=sizes).result
             maps = []
