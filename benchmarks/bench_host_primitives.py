@@ -60,6 +60,38 @@ def tiny_launch():
     return host.runtime, kernel, args, seen, art
 
 
+def library_cases(dev: str) -> dict:
+    """Ways to run a small linear layer's product ([32, 256] @ [256, 768], GPT-2's qkv at length 32)
+    as a host program's library call: float32, and bf16 operands with a float32 result."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    a, w = torch.randn(32, 256, device=dev), torch.randn(256, 768, device=dev)
+    c = torch.empty(32, 768, device=dev)
+    a3, c3 = a.view(1, 32, 256), c.view(1, 32, 768)
+    ah, wh = a.bfloat16(), w.bfloat16()
+    ah3 = ah.view(1, 32, 256)
+    chunk = torch.empty(1 << 20, dtype=torch.uint8, device=dev)
+    fchunk = chunk.view(torch.float32)
+    cases = {
+        "torch.mm(a, w, out=c) fp32": lambda: torch.mm(a, w, out=c),
+        "torch.matmul(a, w, out=c) fp32": lambda: torch.matmul(a, w, out=c),
+        "torch.ops.aten.mm.out(a, w, out=c) fp32": lambda: torch.ops.aten.mm.out(a, w, out=c),
+        "rt.library_einsum('abd,dc->abc') fp32": lambda: Runtime.library_einsum(True, "abd,dc->abc", a3, w, c3),
+        "c.copy_(torch.mm(a, w, out_dtype=f32)) bf16": lambda: c.copy_(torch.mm(ah, wh, out_dtype=torch.float32)),
+        "rt.library_einsum('abd,dc->abc') bf16 -> f32": lambda: Runtime.library_einsum(True, "abd,dc->abc", ah3, wh, c3),
+        "fchunk.as_strided((32, 768), (768, 1), 64)": lambda: fchunk.as_strided((32, 768), (768, 1), 64),
+        "chunk.view(f32).as_strided(...)": lambda: chunk.view(torch.float32).as_strided((32, 768), (768, 1), 64),
+        "fchunk[64:64 + 32 * 768].view(32, 768)": lambda: fchunk[64:64 + 32 * 768].view(32, 768),
+        "torch.empty((32, 768), f32)": lambda: torch.empty((32, 768), device=dev),
+    }
+    try:
+        torch.mm(ah, wh, out_dtype=torch.float32, out=c)
+        cases["torch.mm(a, w, out_dtype=f32, out=c) bf16"] = lambda: torch.mm(ah, wh, out_dtype=torch.float32, out=c)
+    except (RuntimeError, TypeError) as e:
+        print(f"torch.mm(out_dtype=, out=) not available: {e}")
+    return cases
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--calls", type=int, default=3000)
@@ -110,6 +142,7 @@ def main() -> None:
         "m.to(int64) (a conversion kernel)": lambda: m.to(torch.int64),
         "t.item() (a synchronizing read)": lambda: mi[0].item(),
     }
+    cases.update(library_cases(dev))
     rows = []
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}: host microseconds per call (median of 5 x {a.calls})")
     print(f"{'statement':58} {'us':>8}")

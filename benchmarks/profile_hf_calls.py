@@ -54,6 +54,36 @@ def wall_us(fn, calls: int) -> float:
     return sorted(best)[1]
 
 
+_KINDS = (("launch", "rt.launch("), ("library call", "rt.library_"), ("allocation", "rt.empty("),
+          ("arena buffer", "_A.take("), ("tensor view", ".view("), ("descriptor view", "rt.d"),
+          ("device read", "rt.read("))
+
+
+def host_report(call, calls: int, wall: float) -> str:
+    """Host µs a call of the host programs' statements, by kind (first match in _KINDS, else
+    "scalar arithmetic"), and what is left of the wall time (Dynamo's frame, guards, the artifact)."""
+    from mlir_sym.runtime import cuda
+
+    for prof in cuda.PROFILES:
+        prof.reset()
+    for _ in range(calls):
+        call()
+    torch.cuda.synchronize()
+    kinds: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for prof in cuda.PROFILES:
+        for line, ns, hits in zip(prof.lines, prof.ns, prof.hits):
+            if not hits:
+                continue
+            kind = next((k for k, pat in _KINDS if pat in line), "scalar arithmetic")
+            kinds[kind][0] += ns / calls / 1e3
+            kinds[kind][1] += hits // calls
+    total = sum(v[0] for v in kinds.values())
+    out = [f"   host programs: {total:.1f} us a call of statements; the rest of the wall time {wall - total:.1f} us"]
+    for k, (us, n) in sorted(kinds.items(), key=lambda kv: -kv[1][0]):
+        out.append(f"   {us:8.1f} us  {n:4d} x {k}  ({us / max(n, 1):.2f} us each)")
+    return "\n".join(out)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default="bert,gpt2")
@@ -61,14 +91,19 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=50)
     p.add_argument("--backends", default="inductor,mlir_sym,mlir_sym_graphs")
     p.add_argument("--top", type=int, default=12)
+    p.add_argument("--host-profile", action="store_true",
+                   help="mlir_sym (graphs off): host time a call by kind of statement (MLIR_SYM_HOST_PROFILE=1)")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     a = p.parse_args()
+    if a.host_profile:
+        os.environ["MLIR_SYM_HOST_PROFILE"] = "1"  # read when a host program is loaded (runtime/cuda.py)
     from bench_gpu_compile import make_model
 
     import mlir_sym.backend as mb
 
     for name in a.models.split(","):
         torch.manual_seed(0)
-        model = make_model(name).to("cuda").eval()
+        model = make_model(name).to("cuda", getattr(torch, a.dtype)).eval()
         ids = torch.randint(0, 8000, (1, a.length), device="cuda")
         for be in a.backends.split(","):
             torch._dynamo.reset()
@@ -86,6 +121,8 @@ def main() -> None:
                       f"{n:.1f} kernels/call", flush=True)
                 for k, us, c in top[:a.top]:
                     print(f"   {us:8.1f} us  x{c:<3d} {k[:110]}")
+                if a.host_profile and be == "mlir_sym":
+                    print(host_report(call, a.calls, wall), flush=True)
                 if be.startswith("mlir_sym"):
                     pr = cProfile.Profile()
                     pr.enable()

@@ -160,7 +160,7 @@ def test_generalized_contraction_is_a_library_call(tmp_path, monkeypatch):
 
     codes = _codegen_fn(conv1d, (torch.randn(2, 5, 8),))
     src = codes[0].program.source
-    assert "rt.library_einsum(True, 'abd,dc->abc', " in src
+    assert "rt.library_einsum(True, 'abd,dc->abc', ('float32', 'float32', 'float32'), " in src
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -180,7 +180,7 @@ def test_half_contractions_are_library_calls(dtype, tmp_path, monkeypatch):
 
     x, q = torch.randn(2, 5, 8, dtype=dtype), torch.randn(2, 4, 5, 16, dtype=dtype)
     src = _codegen_fn(f, (x, q, q.clone()))[0].program.source
-    calls = re.findall(r"rt\.library_(?:einsum|matmul|batch_matmul)\w*\(", src)
+    calls = re.findall(r"rt\.library_einsum\(", src)
     assert len(calls) == 3, src
 
 
@@ -192,7 +192,7 @@ def test_half_linear_multiplies_the_half_buffers(tmp_path, monkeypatch):
     torch.manual_seed(0)
     lin = torch.nn.Linear(8, 12).to(torch.bfloat16)
     src = _codegen_fn(lambda x: lin(x), (torch.randn(5, 8, dtype=torch.bfloat16),))[0].program.source
-    assert len(re.findall(r"rt\.library_matmul_init\(", src)) == 1, src
+    assert len(re.findall(r"rt\.library_einsum\(True, 'ik,kj->ij', \('bfloat16', 'bfloat16', 'float32'\)", src)) == 1, src
     assert src.count("rt.launch(") == 1, src
 
 
@@ -243,8 +243,9 @@ def test_identical_layers_share_their_kernels(tmp_path, monkeypatch):
 
 
 def test_kernel_only_buffers_come_from_the_call_arena(tmp_path, monkeypatch):
-    """A temporary only kernels read and write (a column sum's partials and result) is carved from
-    the call's arena as a descriptor; a buffer a library call reads stays a torch tensor."""
+    """A temporary only kernels and contractions read and write (a column sum's partials and result,
+    a matmul's operand and result: cuBLAS takes descriptors) is carved from the call's arena as a
+    descriptor; a buffer a scan call reads stays a torch tensor."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     w = torch.randn(8, 8)
 
@@ -255,12 +256,14 @@ def test_kernel_only_buffers_come_from_the_call_arena(tmp_path, monkeypatch):
     src = _codegen_fn(f, (torch.randn(5, 8),))[0].program.source
     assert src.splitlines()[1] == "    _A = rt.Arena(rt)"
     taken = re.findall(r"(v\d+) = _A\.take\(", src)
-    assert len(taken) == 2
-    for v in taken:  # descriptors: only launches (as *v) and dims read them
+    assert len(taken) == 4
+    for v in taken:  # descriptors: only launches (as *v), contractions and dims read them
         for line in src.splitlines():
             if re.search(rf"\b{v}\b", line) and "_A.take" not in line:
-                assert "rt.launch(" in line and f"*{v}" in line or f"{v}[3 + " in line, line
-    assert "rt.empty(" in src  # the matmul's operand and the scan's buffers are tensors
+                assert ("rt.launch(" in line and f"*{v}" in line or f"{v}[3 + " in line
+                        or line.strip().startswith("rt.library_einsum(True, 'ik,kj->ij'")), line
+    assert len(re.findall(r"rt\.library_einsum\(True, 'ik,kj->ij', \('float32', 'float32', 'float32'\), v\d+, v\d+, v\d+\)", src)) == 1
+    assert "rt.empty(" in src  # the scan's buffers are tensors
 
 
 def test_static_offset_slices_stay_descriptors(tmp_path, monkeypatch):

@@ -178,16 +178,16 @@ def test_library_scatter_matches_the_scatter_semantics(updates_shape, original_s
 
 
 def test_library_einsum_sets_or_accumulates():
-    """Runtime.library_einsum (sym-gpu-library-calls' generalized contractions): `c = einsum` after a
+    """Runtime.torch_einsum (sym-gpu-library-calls' generalized contractions): `c = einsum` after a
     folded zero fill, `c += einsum` otherwise; strided views in and out."""
     from mlir_sym.runtime.cuda import Runtime
 
     g = torch.Generator().manual_seed(0)
     x, w = torch.randn(2, 3, 4, generator=g), torch.randn(5, 4, generator=g).t()  # w: a transposed view
     c = torch.full((2, 3, 5), 7.0)
-    Runtime.library_einsum(True, "abd,dc->abc", x, w, c)
+    Runtime.torch_einsum(True, "abd,dc->abc", x, w, c)
     torch.testing.assert_close(c, x @ w)
-    Runtime.library_einsum(False, "abd,dc->abc", x, w, c)
+    Runtime.torch_einsum(False, "abd,dc->abc", x, w, c)
     torch.testing.assert_close(c, 2 * (x @ w))
 
 
@@ -206,9 +206,9 @@ def test_library_einsum_of_half_operands_accumulates_in_float32(equation):
     b = torch.randn([sizes[x] for x in eb], generator=g).bfloat16()
     want = torch.einsum(equation, a.double(), b.double())
     c = torch.zeros([sizes[x] for x in res])
-    Runtime.library_einsum(True, equation, a, b, c)
+    Runtime.torch_einsum(True, equation, a, b, c)
     torch.testing.assert_close(c.double(), want, atol=1e-4, rtol=1e-5)
-    Runtime.library_einsum(False, equation, a, b, c)
+    Runtime.torch_einsum(False, equation, a, b, c)
     torch.testing.assert_close(c.double(), 2 * want, atol=2e-4, rtol=1e-5)
 
 
@@ -249,9 +249,9 @@ def test_library_einsum_matmul_forms(equation, form, out):
         c = torch.full(shape[::-1], 3.0, dtype=torch.float64).permute(*reversed(range(len(shape))))
         a = a.mT.contiguous().mT
     want = torch.einsum(equation, a, b)
-    Runtime.library_einsum(True, equation, a, b, c)
+    Runtime.torch_einsum(True, equation, a, b, c)
     torch.testing.assert_close(c, want)
-    Runtime.library_einsum(False, equation, a, b, c)
+    Runtime.torch_einsum(False, equation, a, b, c)
     torch.testing.assert_close(c, 2 * want)
 
 

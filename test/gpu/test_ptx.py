@@ -109,21 +109,21 @@ def test_bf16_kernel_parameter_bits():
 
 
 def test_library_matmul_reads_transposed_views():
-    """sym-gpu-library-calls passes nn.Linear's weight as a transposed view: the runtime's matmuls
-    (torch.mm / addmm_ / bmm, cuBLAS on the GPU) take it as it is."""
+    """sym-gpu-library-calls passes nn.Linear's weight as a transposed view: the runtime's contractions
+    (matmul and batch_matmul calls as einsums; torch's path here, cuBLAS on the GPU) take it as it is."""
     import torch
 
     from mlir_sym.runtime.cuda import Runtime
 
     x, w = torch.randn(5, 16), torch.randn(8, 16)
     c = torch.empty(5, 8)
-    Runtime.library_matmul_init(x, w.permute(1, 0), c)
+    Runtime.torch_einsum(True, "ik,kj->ij", x, w.permute(1, 0), c)
     torch.testing.assert_close(c, x @ w.t())
-    Runtime.library_matmul(x, w.permute(1, 0), c)
+    Runtime.torch_einsum(False, "ik,kj->ij", x, w.permute(1, 0), c)
     torch.testing.assert_close(c, 2 * (x @ w.t()))
     xb, wb = torch.randn(3, 5, 16), torch.randn(3, 8, 16)
     cb = torch.empty(3, 5, 8)
-    Runtime.library_batch_matmul_init(xb, wb.permute(0, 2, 1), cb)
+    Runtime.torch_einsum(True, "bik,bkj->bij", xb, wb.permute(0, 2, 1), cb)
     torch.testing.assert_close(cb, xb @ wb.transpose(1, 2))
 
 

@@ -2,7 +2,7 @@
 
 After `sym-lower-to-nvvm` the compute function holds only host work around its `gpu.launch_func`s:
 index arithmetic on sizes, `memref.dim`, `memref.alloc` (intermediate buffers), views, `memref.copy`,
-library calls (`@__sym_matmul*`: cuBLAS through torch), status branches and the return. Instead of
+library calls (`@__sym_einsum*` / `@__sym_matmul*`: cuBLAS on descriptors, sorts and scans through torch), status branches and the return. Instead of
 lowering that to LLVM and calling back into Python for every launch, it is translated once into Python
 source (`HostCodegen.build`), where SSA values are locals, memrefs are torch tensors (views are
 `as_strided`/`view`), allocations come from torch's caching allocator, and a launch is one call of the
@@ -434,12 +434,11 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
-        if callee.startswith("__sym_einsum_"):  # __sym_einsum[_init]_<a>_<b>_<out>_<n>
-            parts = callee[len("__sym_einsum_"):].split("_")
-            init = parts[0] == "init"
-            a, b, out = parts[1:4] if init else parts[0:3]
+        if callee.startswith(_CONTRACTIONS):
+            init, equation = _contraction(callee, op)
+            dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             self.library_calls += 1
-            self._emit(ind, f"rt.library_einsum({init}, '{a},{b}->{out}', {', '.join(args)})")
+            self._emit(ind, f"rt.library_einsum({init}, '{equation}', {dtypes!r}, {', '.join(args)})")
             return
         if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>
             _, combine, inc, dim, _ = callee[len("__sym_"):].split("_")
@@ -467,13 +466,34 @@ class HostCodegen:
         raise HostCodegenError(f"call of '{callee}' on the host is not supported by the GPU runtime")
 
 
+_CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
+
+
+def _contraction(callee: str, op: ir.Operation) -> tuple[bool, str]:
+    """(init, einsum equation) of a contraction call of sym-gpu-library-calls:
+    __sym_einsum[_init]_<a>_<b>_<out>_<n>, __sym_matmul[_init]_<n>, __sym_batch_matmul[_init]_<n>."""
+    if callee.startswith("__sym_einsum_"):
+        parts = callee[len("__sym_einsum_"):].split("_")
+        init = parts[0] == "init"
+        a, b, out = parts[1:4] if init else parts[0:3]
+        return init, f"{a},{b}->{out}"
+    init = "_init_" in callee
+    return init, ("bik,bkj->bij" if callee.startswith("__sym_batch_matmul_") else "ik,kj->ij")
+
+
+def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:
+    return (o.name == "func.call" and operand_number < 3
+            and ir.FlatSymbolRefAttr(o.attributes["callee"]).value.startswith(_CONTRACTIONS))
+
+
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}
 _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
 
 
 def _descriptor_views(blocks: list) -> set:
     """The views (subview, expand_shape, collapse_shape, cast) and allocations whose every use is a kernel
-    operand, a `memref.dim`, or another such view: the host program computes their memref
+    operand, an operand of a contraction (cuBLAS reads descriptors, runtime/cublas.py), a `memref.dim`,
+    or another such view: the host program computes their memref
     descriptors with integer arithmetic (Runtime.dsubview / dexpand / dcollapse: 0.4 us) instead of
     making tensor views (as_strided / view: 1.4 to 2.7 us each on the H100 host,
     bench_host_primitives.py), and carves such buffers from one allocation a call (Runtime.Arena)
@@ -493,6 +513,8 @@ def _descriptor_views(blocks: list) -> set:
         for u in uses:
             o = u.owner.operation if hasattr(u.owner, "operation") else u.owner
             if o.name == "gpu.launch_func" or (o.name == "memref.dim" and u.operand_number == 0):
+                continue
+            if _is_contraction_operand(o, u.operand_number):  # cuBLAS reads descriptors (runtime/cublas.py)
                 continue
             if o.name in _VIEWS and u.operand_number == 0 and _key(o.result) in descs:
                 continue

@@ -26,6 +26,7 @@ import torch
 from mlir_sym.codegen.host import KernelParam
 from mlir_sym.codegen.host_profile import HostProfile, instrument
 from mlir_sym.codegen.host_profile import namespace as profile_namespace
+from mlir_sym.runtime import cublas
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -216,6 +217,29 @@ def _load_image(image: bytes, kind: str) -> tuple[int, str]:
 
 
 _VP = ctypes.c_void_p
+_ITEM = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
+         "int8": 1, "uint8": 1, "bool": 1}
+_TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<i2", "int64": "<i8",
+            "int32": "<i4", "int16": "<i2", "int8": "|i1", "uint8": "|u1", "bool": "|b1"}
+
+
+class _DeviceArray:
+    """A memref descriptor's memory as `__cuda_array_interface__` (torch.as_tensor wraps it, no copy)."""
+
+    __slots__ = ("__cuda_array_interface__",)
+
+    def __init__(self, desc: tuple, dtype: str) -> None:
+        r = (len(desc) - 3) // 2
+        item = _ITEM[dtype]
+        self.__cuda_array_interface__ = {
+            "shape": tuple(desc[3:3 + r]), "strides": tuple(s * item for s in desc[3 + r:]),
+            "typestr": _TYPESTR[dtype], "data": (desc[1] + desc[2] * item, False), "version": 2}
+
+
+def wrap(desc: tuple, dtype: str) -> torch.Tensor:
+    """A tensor over a descriptor's memory (valid while the buffer it views lives: within the call)."""
+    t = torch.as_tensor(_DeviceArray(desc, dtype))  # on the device the pointer is on
+    return t.view(torch.bfloat16) if dtype == "bfloat16" else t
 
 
 def _launch_fn():
@@ -259,6 +283,7 @@ class Runtime:
         self.launches = 0
         self._scalars: dict[tuple, torch.Tensor] = {}  # device_scalar's copies
         self.arena_hint = 0  # bytes of arena buffers the host program took in a call, at most
+        self._gemms: dict[tuple, Any] = {}  # library_einsum's cuBLAS calls by equation and shapes
 
     # buffers and views
     def empty(self, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
@@ -415,43 +440,69 @@ class Runtime:
         return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
 
     # library calls (func.call @__sym_<kind>_<n> in the host function)
-    @staticmethod
-    def library_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        if a.dtype != c.dtype:
-            c.add_(mixed_product(torch.mm, a, _rhs(a, b), c.dtype))
+    def library_einsum(self, init: bool, equation: str, dtypes: tuple, a: Any, b: Any, c: Any) -> None:
+        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b);
+        each operand a tensor or a memref descriptor (an arena buffer or a view of one), `dtypes` their
+        element types. A (batched) matmul is one cuBLAS call on the descriptors (runtime/cublas.py:
+        a plan per equation, sizes and strides, cached); others go through torch."""
+        form = _form(equation)
+        da = a if type(a) is tuple else Runtime.desc(a)
+        db = b if type(b) is tuple else Runtime.desc(b)
+        dc = c if type(c) is tuple else Runtime.desc(c)
+        tf32 = dtypes[0] == "float32" and torch.backends.cuda.matmul.allow_tf32
+        key = (equation, init, dtypes, tf32, da[3:], db[3:], dc[3:])
+        entry = self._gemms.get(key)
+        if entry is None:
+            if len(self._gemms) >= 4096:
+                self._gemms.clear()
+            entry = self._gemms[key] = self._gemm_entry(form, init, dtypes, da, db, dc)
+        if entry is False:
+            Runtime.torch_einsum(init, equation, a, b, c, dtypes)
             return
-        c.addmm_(a, _rhs(a, b))
+        blas, args, slots, items, swap = entry
+        stream = self._stream(self.index)
+        if stream != blas.stream:
+            blas.use_stream(stream)
+        pa, pb = da[1] + da[2] * items[0], db[1] + db[2] * items[1]
+        args = list(args)
+        args[slots[0]], args[slots[1]] = (_VP(pb), _VP(pa)) if swap else (_VP(pa), _VP(pb))
+        args[slots[2]] = _VP(dc[1] + dc[2] * items[2])
+        rc = (blas.gemm_batched if len(args) > 19 else blas.gemm)(*args)
+        if rc != 0:
+            raise KernelLaunchError(f"cuBLAS GEMM of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, {db[3:]}, "
+                                    f"{dc[3:]}) failed with status {rc}")
+
+    def _gemm_entry(self, form, init: bool, dtypes: tuple, da: tuple, db: tuple, dc: tuple):
+        """(handle, cuBLAS arguments without pointers, the pointers' slots, item sizes, swap) of one
+        contraction's shape, or False when cuBLAS cannot take it as it is (torch's path then)."""
+        if form is None or dtypes[0] != dtypes[1] or any(t not in cublas.DATA_TYPES for t in dtypes):
+            return False
+        compute = cublas.compute_type(dtypes[0], dtypes[2])
+        if compute is None:
+            return False
+        ops = [(d[3:3 + (len(d) - 3) // 2], d[3 + (len(d) - 3) // 2:]) for d in (da, db, dc)]
+        plan = cublas.gemm_plan(form, *ops)
+        if plan is None:
+            return False
+        if cublas.slow_transposed(plan) or plan.batch == 0 or plan.m == 0 or plan.n == 0:
+            return False  # a transposed weight at few rows (see _rhs); an empty product
+        blas = cublas.Blas.get(self.index)
+        if blas is None:
+            return False
+        a_type, c_type = cublas.DATA_TYPES[dtypes[0]], cublas.DATA_TYPES[dtypes[2]]
+        args = blas.args(plan, init, a_type, c_type, compute)
+        slots = (7, 10, 14) if plan.batch == 1 else (7, 11, 16)
+        items = tuple(_ITEM[t] for t in dtypes)
+        return blas, args, slots, items, plan.swap
 
     @staticmethod
-    def library_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        b = _rhs(a, b)
-        if a.dtype != c.dtype:
-            c.copy_(mixed_product(torch.mm, a, b, c.dtype))
-            return
-        torch.mm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.mm(a, b))
-
-    @staticmethod
-    def library_batch_matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        if a.dtype != c.dtype:
-            c.add_(mixed_product(torch.bmm, a, b, c.dtype))
-            return
-        c.baddbmm_(a, b)
-
-    @staticmethod
-    def library_batch_matmul_init(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        if a.dtype != c.dtype:
-            c.copy_(mixed_product(torch.bmm, a, b, c.dtype))
-            return
-        torch.bmm(a, b, out=c) if c.is_contiguous() else c.copy_(torch.bmm(a, b))
-
-    @staticmethod
-    def library_einsum(init: bool, equation: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        """A contraction (sym-gpu-library-calls): c = einsum(a, b) when `init`, else c += einsum(a, b).
-        A (batched) matmul goes to torch.matmul (about 8 us of host time; torch.einsum's equation
-        parsing and permutes cost 35-40 us a call, see `matmul_form`)."""
-        form = _MATMUL_FORMS.get(equation, 0)
-        if form == 0:
-            form = _MATMUL_FORMS[equation] = matmul_form(equation)
+    def torch_einsum(init: bool, equation: str, a: Any, b: Any, c: Any, dtypes: tuple = ()) -> None:
+        """library_einsum through torch (what cuBLAS cannot read as it is, integer types; any device),
+        descriptors as tensors wrapping their memory. A (batched) matmul goes to torch.matmul (about 8
+        us of host time; torch.einsum's equation parsing and permutes cost 35-40 us a call)."""
+        if dtypes:
+            a, b, c = (x if type(x) is not tuple else wrap(x, t) for x, t in zip((a, b, c), dtypes))
+        form = _form(equation)
         if form is None:  # half operands into a float32 accumulator: converted first, as linalg's body does
             r = torch.einsum(equation, a.to(c.dtype), b.to(c.dtype)) if a.dtype != c.dtype else torch.einsum(equation, a, b)
         else:
@@ -547,6 +598,13 @@ class Runtime:
 _MATMUL_FORMS: dict[str, tuple | None] = {}
 
 
+def _form(equation: str) -> tuple | None:
+    form = _MATMUL_FORMS.get(equation, 0)
+    if form == 0:
+        form = _MATMUL_FORMS[equation] = matmul_form(equation)
+    return form
+
+
 def matmul_form(equation: str) -> tuple | None:
     """(a's permutation or None, b's permutation or None, |P|, |I|, |K|, |J|) when
     `einsum(equation, a, b)` is a (batched) matmul of permuted and reshaped operands, else None.
@@ -608,7 +666,7 @@ def _mixed_matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch
     return r.view(*lead, a.shape[-2], b.shape[-1])
 
 
-SMALL_M = 32  # rows below which a transposed right operand is copied first (see _rhs)
+SMALL_M = cublas.SMALL_N  # rows below which a transposed right operand is copied first (see _rhs)
 
 
 def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,255 @@
+"""cuBLAS GEMMs on memref descriptors: the host programs' contractions without torch tensors.
+
+A library contraction (`rt.library_einsum`: linear layers, attention's two products) went through
+torch.matmul / torch.mm: 12 to 56 us of host time a call on the H100 host (a tensor view per operand,
+torch's dispatcher, and for half operands with a float32 result a product and then a copy into the
+output; `benchmarks/bench_host_primitives.py`, `benchmarks/profile_hf_calls.py --host-profile`), 25
+of them a call in GPT-2 (4 layers). Here a contraction is one ctypes call of `cublasGemmEx` (or
+`cublasGemmStridedBatchedEx` for a batch) on a cuBLAS handle of our own whose stream and workspace
+follow torch's current stream, with the operands' pointers, sizes and strides taken from their memref
+descriptors. So its operands need not be torch tensors: buffers that only kernels and contractions
+use are carved from the call's arena (codegen/host.py `_descriptor_views`) instead of a torch.empty
+and a view each.
+
+`gemm_plan` (pure integer arithmetic, tested on the CPU against a column-major emulation) maps an
+einsum equation in `matmul_form` (batch dims P, rows I, contracted K, columns J) and the operands'
+sizes and strides onto cuBLAS's column-major GEMM: each group of dims must collapse into one strided
+dim, each matrix must have a unit stride on one side, and the output is computed as C = A B when it
+is column-major or as C^T = B^T A^T when it is row-major (the usual case). Where it cannot (an
+operand with no unit stride, groups that do not collapse, integer or mixed operand types, an empty
+contraction) the runtime takes torch's path on tensors wrapping the same memory.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+log = logging.getLogger("mlir_sym.runtime")
+
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+CUBLAS_GEMM_DEFAULT = -1
+# cudaDataType and the cuBLAS compute type of a product whose operands are of that type
+DATA_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14}
+COMPUTE_32F, COMPUTE_32F_FAST_TF32, COMPUTE_64F = 68, 77, 70
+WORKSPACE_BYTES = 32 << 20  # what torch gives cuBLAS on Hopper (CUBLAS_WORKSPACE_CONFIG :4096:8)
+_INT_MAX = (1 << 31) - 1
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """cuBLAS's arguments but the pointers: C' = op(A') op(B') with C' column-major m x n. `swap`: A'
+    is the einsum's b and B' its a (C row-major: C^T = B^T A^T)."""
+
+    transa: int
+    transb: int
+    m: int
+    n: int
+    k: int
+    lda: int
+    ldb: int
+    ldc: int
+    stride_a: int
+    stride_b: int
+    stride_c: int
+    batch: int
+    swap: bool
+
+
+def collapse(sizes: Sequence[int], strides: Sequence[int], dims: Sequence[int]) -> tuple[int, int] | None:
+    """(size, stride) of the dims `dims` (outer to inner) taken as one strided dim, or None when they
+    do not collapse. Unit dims do not count; the stride of a group of size <= 1 is 0 (free)."""
+    n, st = 1, 0
+    for d in reversed(dims):
+        s = sizes[d]
+        if s == 1:
+            continue
+        if s == 0:
+            return 0, 0
+        if n == 1:
+            n, st = s, strides[d]
+        elif strides[d] == st * n:
+            n *= s
+        else:
+            return None
+    return n, st
+
+
+def _operand(rows: int, rs: int, cols: int, cs: int) -> tuple[int, int] | None:
+    """(op, ld) under which cuBLAS reads a rows x cols matrix with these strides, or None."""
+    if (rows <= 1 or rs == 1) and (cols <= 1 or cs >= max(rows, 1)):  # column-major as it is
+        return CUBLAS_OP_N, cs if cols > 1 else max(rows, 1)
+    if (cols <= 1 or cs == 1) and rs >= max(cols, 1):  # row-major (rows > 1 here): its transpose is
+        return CUBLAS_OP_T, rs
+    return None
+
+
+def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
+    """The GEMM computing `einsum(a, b)` into `c` for `matmul_form`'s `form` (permutations of a and b,
+    |P|, |I|, |K|, |J|), each operand given as (sizes, strides) in its own dim order; None when
+    cuBLAS cannot read them as they are (see the module's summary)."""
+    pa, pb, np_, ni, nk, nj = form
+    (sa, ta), (sb, tb), (sc, tc) = a, b, c
+    if pa is not None:
+        sa, ta = [sa[i] for i in pa], [ta[i] for i in pa]
+    if pb is not None:
+        sb, tb = [sb[i] for i in pb], [tb[i] for i in pb]
+    rng = lambda lo, n: range(lo, lo + n)  # noqa: E731
+    b_batched = len(sb) == np_ + nk + nj
+    groups = (
+        collapse(sa, ta, rng(0, np_)), collapse(sa, ta, rng(np_, ni)), collapse(sa, ta, rng(np_ + ni, nk)),
+        collapse(sb, tb, rng(0, np_)) if b_batched else (1, 0),
+        collapse(sb, tb, rng(np_ if b_batched else 0, nk)), collapse(sb, tb, rng((np_ if b_batched else 0) + nk, nj)),
+        collapse(sc, tc, rng(0, np_)), collapse(sc, tc, rng(np_, ni)), collapse(sc, tc, rng(np_ + ni, nj)))
+    if any(g is None for g in groups):
+        return None
+    (pa_n, pa_s), (i, ai), (k, ak), (pb_n, pb_s), (kb, bk), (j, bj), (pc_n, pc_s), (ic, ci), (jc, cj) = groups
+    batch = pc_n
+    if kb != k or ic != i or jc != j or pa_n != batch or (pb_n != batch and pb_n != 1):
+        return None
+    if k == 0 or max(i, j, k, batch) > _INT_MAX or (batch > 1 and pc_s == 0):
+        return None
+    out = _operand(i, ci, j, cj)
+    if out is None:
+        return None
+    if out[0] == CUBLAS_OP_N:  # C column-major: C = A B
+        swap, m, n, ldc = False, i, j, out[1]
+        first, second = _operand(i, ai, k, ak), _operand(k, bk, j, bj)
+        s1, s2 = pa_s, (pb_s if pb_n == batch else 0)
+    else:  # C row-major: C^T (j x i, column-major) = B^T A^T
+        swap, m, n, ldc = True, j, i, out[1]
+        first, second = _operand(j, bj, k, bk), _operand(k, ak, i, ai)
+        s1, s2 = (pb_s if pb_n == batch else 0), pa_s
+    if first is None or second is None or max(first[1], second[1], ldc) > _INT_MAX:
+        return None
+    return GemmPlan(first[0], second[0], m, n, k, first[1], second[1], ldc, s1 if batch > 1 else 0,
+                    s2 if batch > 1 else 0, pc_s if batch > 1 else 0, batch, swap)
+
+
+SMALL_N = 32  # output rows below which a transposed right operand goes through torch's path (see below)
+
+
+def slow_transposed(plan: GemmPlan) -> bool:
+    """Whether cuBLAS would multiply a right operand stored transposed (nn.Linear's weight as it is,
+    k in q @ k^T) into a row-major output of fewer than SMALL_N rows: its heuristic picks a "tn" kernel
+    about 8 times slower than the "nn" one there (BERT at length 8 on an H200: 29 us a GEMM of 8 x 256
+    x 256, benchmarks/profile_hf_calls.py). The runtime copies the operand contiguous first (torch's
+    path, runtime/cuda.py `_rhs`)."""
+    return plan.swap and plan.n < SMALL_N and plan.transa == CUBLAS_OP_T
+
+
+def compute_type(a: str, c: str) -> int | None:
+    """cuBLAS's compute type for operands of dtype `a` into `c` (torch's choice: float32 products of
+    half operands, TF32 only when torch allows it), None for pairs cublasGemmEx does not take."""
+    if a == "float64":
+        return COMPUTE_64F if c == "float64" else None
+    if a == "float32":
+        if c != "float32":
+            return None
+        return COMPUTE_32F_FAST_TF32 if torch.backends.cuda.matmul.allow_tf32 else COMPUTE_32F
+    if a in ("float16", "bfloat16") and c in (a, "float32"):
+        return COMPUTE_32F
+    return None
+
+
+def _find_library() -> str | None:
+    """The libcublas torch has loaded (its own copy, found in this process's mappings), else the
+    system's."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                m = re.search(r"(/\S*/libcublas\.so[.\d]*)$", line.strip())
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    import ctypes.util
+
+    for name in (ctypes.util.find_library("cublas"), "libcublas.so.13", "libcublas.so.12", "libcublas.so"):
+        if name:
+            try:
+                ctypes.CDLL(name)
+                return name
+            except OSError:
+                continue
+    return None
+
+
+class Blas:
+    """A cuBLAS handle of this thread on one device, its stream and workspace following torch's
+    current stream (a workspace per stream, from torch's allocator, as torch keeps one)."""
+
+    _lib: ctypes.CDLL | None = None
+    _local = threading.local()
+
+    @classmethod
+    def get(cls, index: int) -> "Blas | None":
+        """This thread's handle on device `index`, None when no libcublas can be loaded (the runtime
+        then multiplies with torch: logged once)."""
+        handles = getattr(cls._local, "handles", None)
+        if handles is None:
+            handles = cls._local.handles = {}
+        h = handles.get(index, 0)
+        if h == 0:
+            h = handles[index] = cls._create(index)
+        return h
+
+    @classmethod
+    def _create(cls, index: int) -> "Blas | None":
+        if cls._lib is None:
+            torch.cuda.init()
+            path = _find_library()
+            if path is None:
+                log.warning("libcublas not found: contractions run through torch.matmul")
+                return None
+            cls._lib = ctypes.CDLL(path)
+        return cls(cls._lib, index)
+
+    def __init__(self, lib: ctypes.CDLL, index: int) -> None:
+        self.lib = lib
+        self.index = index
+        handle = ctypes.c_void_p()
+        with torch.cuda.device(index):
+            rc = lib.cublasCreate_v2(ctypes.byref(handle))
+        if rc != 0:
+            raise RuntimeError(f"cublasCreate failed with status {rc}")
+        self.handle = handle
+        self.stream = -1
+        self.workspaces: dict[int, torch.Tensor] = {}
+        self.gemm = lib["cublasGemmEx"]  # no argtypes: every argument passed as a ctypes object or C int
+        self.gemm.restype = ctypes.c_int
+        self.gemm_batched = lib["cublasGemmStridedBatchedEx"]
+        self.gemm_batched.restype = ctypes.c_int
+        self.set_stream = lib.cublasSetStream_v2
+        self.set_workspace = lib.cublasSetWorkspace_v2
+        self.scalars = {t: (ctypes.pointer(t(1)), ctypes.pointer(t(0))) for t in (ctypes.c_float, ctypes.c_double)}
+
+    def use_stream(self, stream: int) -> None:
+        """Point the handle at `stream` with that stream's workspace (cublasSetStream resets it)."""
+        rc = self.set_stream(self.handle, ctypes.c_void_p(stream))
+        if rc != 0:
+            raise RuntimeError(f"cublasSetStream failed with status {rc}")
+        ws = self.workspaces.get(stream)
+        if ws is None:
+            ws = self.workspaces[stream] = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{self.index}")
+        rc = self.set_workspace(self.handle, ctypes.c_void_p(ws.data_ptr()), ctypes.c_size_t(WORKSPACE_BYTES))
+        if rc != 0:
+            raise RuntimeError(f"cublasSetWorkspace failed with status {rc}")
+        self.stream = stream
+
+    def args(self, plan: GemmPlan, init: bool, a_type: int, c_type: int, compute: int) -> tuple:
+        """The ctypes argument list of the plan's call, pointers left as None (filled per call)."""
+        one, zero = self.scalars[ctypes.c_double if compute == COMPUTE_64F else ctypes.c_float]
+        alpha, beta = one, (zero if init else one)
+        ll = ctypes.c_longlong
+        if plan.batch == 1:
+            return (self.handle, plan.transa, plan.transb, plan.m, plan.n, plan.k, alpha, None, a_type, plan.lda,
+                    None, a_type, plan.ldb, beta, None, c_type, plan.ldc, compute, CUBLAS_GEMM_DEFAULT)
+        return (self.handle, plan.transa, plan.transb, plan.m, plan.n, plan.k, alpha, None, a_type, plan.lda,
+                ll(plan.stride_a), None, a_type, plan.ldb, ll(plan.stride_b), beta, None, c_type, plan.ldc,
+                ll(plan.stride_c), plan.batch, compute, CUBLAS_GEMM_DEFAULT)

@@ -1,0 +1,93 @@
+"""Contractions in cuBLAS on memref descriptors (runtime/cublas.py, Runtime.library_einsum) against
+float64 einsum: every matmul form and layout test_cublas_plan.py plans, with tensors and with arena
+descriptors as operands, float32 / float64 / bf16 / f16 (half operands into float32 too), set and
+accumulated; the shapes without a plan through torch on wrapped descriptors; a side stream. GPU only."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+from test_cublas_plan import FORMS, NO_PLAN, _operands  # noqa: E402
+
+TYPES = [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("float16", "float32"),
+         ("bfloat16", "bfloat16"), ("float16", "float16")]
+
+
+def _runtime():
+    from mlir_sym.runtime.cuda import Runtime
+
+    return Runtime(torch.device("cuda"))
+
+
+def _desc(t: torch.Tensor) -> tuple:
+    p = t.data_ptr()
+    return (p, p, 0, *t.shape, *t.stride())
+
+
+def _check(equation: str, layout: str, types: tuple, as_desc: bool) -> None:
+    from mlir_sym.runtime.cublas import gemm_plan, slow_transposed
+    from mlir_sym.runtime.cuda import matmul_form
+
+    rt = _runtime()
+    sizes = dict(zip("abcdeijk", (2, 3, 4, 5, 6, 7, 8, 9)))
+    a, b, c = _operands(equation, layout, sizes, getattr(torch, types[0]), getattr(torch, types[1]), "cuda")
+    want = torch.einsum(equation, a.double(), b.double())
+    args = [_desc(x) if as_desc else x for x in (a, b, c)]
+    dtypes = (types[0], types[0], types[1])
+    tol = dict(atol=1e-9, rtol=1e-9) if types[1] == "float64" else dict(atol=3e-2, rtol=2e-2) \
+        if types[1] in ("bfloat16", "float16") else dict(atol=2e-4, rtol=2e-4)
+    rt.library_einsum(True, equation, dtypes, *args)
+    torch.testing.assert_close(c.double(), want, **tol)
+    rt.library_einsum(False, equation, dtypes, *args)
+    torch.testing.assert_close(c.double(), 2 * want, **tol)
+    plan = gemm_plan(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, c)))
+    assert (plan is None) == (equation in NO_PLAN[layout])
+    in_cublas = plan is not None and not slow_transposed(plan)
+    assert len(rt._gemms) == 2 and all((e is not False) == in_cublas for e in rt._gemms.values())
+
+
+@pytest.mark.parametrize("types", TYPES, ids=lambda t: "-".join(t))
+@pytest.mark.parametrize("equation", FORMS)
+def test_contractions_in_cublas(equation, types):
+    _check(equation, "contiguous", types, as_desc=True)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "column-major-out", "padded"])
+@pytest.mark.parametrize("equation", FORMS)
+@pytest.mark.parametrize("as_desc", [False, True], ids=["tensors", "descriptors"])
+def test_contraction_layouts(equation, layout, as_desc):
+    _check(equation, layout, ("float32", "float32"), as_desc)
+
+
+def test_integer_contractions_go_through_torch():
+    rt = _runtime()
+    a = torch.randint(-5, 5, (4, 6), device="cuda")
+    b = torch.randint(-5, 5, (6, 3), device="cuda")
+    c = torch.zeros(4, 3, dtype=torch.int64, device="cuda")
+    with pytest.raises(RuntimeError):  # as eager: no integer matmul on CUDA
+        rt.library_einsum(True, "ik,kj->ij", ("int64", "int64", "int64"), _desc(a), _desc(b), _desc(c))
+
+
+def test_a_side_stream_gets_its_own_workspace():
+    """The handle follows torch's current stream: a GEMM on a side stream is ordered on it."""
+    rt = _runtime()
+    a, b = torch.randn(64, 32, device="cuda"), torch.randn(32, 16, device="cuda")
+    c = torch.empty(64, 16, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        rt.library_einsum(True, "ik,kj->ij", ("float32",) * 3, _desc(a), _desc(b), _desc(c))
+        from mlir_sym.runtime.cublas import Blas
+
+        blas = Blas.get(torch.cuda.current_device())
+        assert blas.stream == s.cuda_stream and s.cuda_stream in blas.workspaces
+    s.synchronize()
+    torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)
+    rt.library_einsum(True, "ik,kj->ij", ("float32",) * 3, _desc(a), _desc(b), _desc(c))
+    assert blas.stream == torch.cuda.current_stream().cuda_stream
+    torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)

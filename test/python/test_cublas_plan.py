@@ -1,0 +1,134 @@
+"""runtime/cublas.py's GEMM plans, checked on the CPU: each plan is run by a column-major emulation
+of cublasGemmStridedBatchedEx (what cuBLAS computes from those arguments) on the operands' own
+storage, and the output must equal torch.einsum. The GPU tests run the same plans in cuBLAS."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from mlir_sym.runtime.cublas import CUBLAS_OP_N, GemmPlan, collapse, gemm_plan
+from mlir_sym.runtime.cuda import matmul_form
+
+
+def _op(store: torch.Tensor, off: int, trans: int, rows: int, cols: int, ld: int) -> torch.Tensor:
+    """op(X) of a column-major X at `off` (rows x cols after the op)."""
+    if trans == CUBLAS_OP_N:
+        return store.as_strided((rows, cols), (1, ld), off)
+    return store.as_strided((rows, cols), (ld, 1), off)
+
+
+def emulate(p: GemmPlan, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, init: bool) -> None:
+    """cuBLAS's C' = op(A') op(B') (+ C' unless init), batch by batch, on the storages of a, b, c,
+    after cuBLAS's argument checks (it returns CUBLAS_STATUS_INVALID_VALUE where these fail)."""
+    assert p.lda >= max(1, p.m if p.transa == CUBLAS_OP_N else p.k), p
+    assert p.ldb >= max(1, p.k if p.transb == CUBLAS_OP_N else p.n), p
+    assert p.ldc >= max(1, p.m) and min(p.m, p.n, p.k, p.batch) >= 0, p
+    first, second = (b, a) if p.swap else (a, b)
+    sa, sb, sc = (t.untyped_storage() for t in (first, second, c))
+    fa = torch.tensor([], dtype=first.dtype).set_(sa)
+    fb = torch.tensor([], dtype=second.dtype).set_(sb)
+    fc = torch.tensor([], dtype=c.dtype).set_(sc)
+    for i in range(p.batch):
+        x = _op(fa, first.storage_offset() + i * p.stride_a, p.transa, p.m, p.k, p.lda)
+        y = _op(fb, second.storage_offset() + i * p.stride_b, p.transb, p.k, p.n, p.ldb)
+        out = fc.as_strided((p.m, p.n), (1, p.ldc), c.storage_offset() + i * p.stride_c)
+        r = x @ y
+        out.copy_(r if init else out + r)
+
+
+def _plan(equation: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> GemmPlan | None:
+    return gemm_plan(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, c)))
+
+
+FORMS = ["abd,dc->abc", "abce,abed->abcd", "abce,abde->abcd", "abec,abed->abcd", "abce,aebd->abcd", "ab,cb->ac",
+         "abde,dec->abc", "abde,cde->abc", "abe,cde->abcd", "aeb,ecd->abcd", "bce,de->bcd", "abde,ced->abc",
+         "ik,kj->ij", "bik,bkj->bij"]
+
+
+def _operands(equation: str, layout: str, sizes: dict, dtype=torch.float64, out_dtype=torch.float64,
+              device: str = "cpu"):
+    lhs, res = equation.split("->")
+    ea, eb = lhs.split(",")
+    g = torch.Generator().manual_seed(3)
+    rand = lambda shape: torch.randn(shape, generator=g, dtype=torch.float64).to(device, dtype)  # noqa: E731
+    full = lambda shape: torch.full(shape, 3.0, dtype=out_dtype, device=device)  # noqa: E731
+    a, b = rand([sizes[x] for x in ea]), rand([sizes[x] for x in eb])
+    shape = [sizes[x] for x in res]
+    c = full(shape)
+    if layout == "transposed":  # the last two dims of every operand stored the other way round
+        a, b = a.mT.contiguous().mT, b.mT.contiguous().mT
+        c = full(shape[:-2] + shape[-2:][::-1]).mT if len(shape) > 1 else c
+    elif layout == "column-major-out":
+        c = full(shape[::-1]).permute(*reversed(range(len(shape))))
+    elif layout == "padded":  # rows of a and c inside wider buffers (a slice of a fused qkv projection)
+        a = rand([sizes[x] for x in ea][:-1] + [3 * sizes[ea[-1]]])[..., sizes[ea[-1]]:2 * sizes[ea[-1]]]
+        c = full(shape[:-1] + [2 * shape[-1]])[..., :shape[-1]]
+    return a, b, c
+
+
+# (layout, equation) pairs one strided GEMM cannot compute in place: a group of dims (batch, rows,
+# contracted, columns) of some operand does not collapse into one strided dim (e.g. v in [batch,
+# length, heads, dim] has two batch dims 90 and 5 apart; a row slice of a wider buffer cannot merge
+# its contracted dims); the runtime takes torch's path for them
+NO_PLAN = {
+    "contiguous": {"abce,aebd->abcd", "aeb,ecd->abcd", "abde,ced->abc"},
+    "transposed": {"abd,dc->abc", "abce,aebd->abcd", "abde,dec->abc", "abde,cde->abc", "abe,cde->abcd",
+                   "aeb,ecd->abcd", "bce,de->bcd", "abde,ced->abc"},
+    "column-major-out": set(FORMS) - {"ab,cb->ac", "ik,kj->ij"},  # a reversed 3-d / 4-d output
+    "padded": {"abce,aebd->abcd", "abde,dec->abc", "abde,cde->abc", "abe,cde->abcd", "aeb,ecd->abcd",
+               "abde,ced->abc"},
+}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "column-major-out", "padded"])
+@pytest.mark.parametrize("equation", FORMS)
+def test_plans_compute_the_einsum(equation, layout):
+    sizes = dict(zip("abcdeijk", (2, 3, 4, 5, 6, 7, 8, 9)))
+    a, b, c = _operands(equation, layout, sizes)
+    want = torch.einsum(equation, a, b)
+    p = _plan(equation, a, b, c)
+    if equation in NO_PLAN[layout]:
+        assert p is None, (equation, layout, p)
+        return
+    assert p is not None, (equation, layout)
+    emulate(p, a, b, c, init=True)
+    torch.testing.assert_close(c, want)
+    emulate(p, a, b, c, init=False)
+    torch.testing.assert_close(c, 2 * want)
+
+
+@pytest.mark.parametrize("equation", FORMS)
+def test_unit_dims_and_single_rows(equation):
+    """A batch of 1, one row (GPT-2 at length 1): unit dims say nothing of layout, any ld is valid."""
+    sizes = dict(zip("abcdeijk", (1, 1, 1, 5, 6, 1, 8, 9)))
+    a, b, c = _operands(equation, "contiguous", sizes)
+    p = _plan(equation, a, b, c)
+    if equation == "abde,ced->abc":  # the contracted dims of b (d, e) are stored the other way round
+        assert p is None
+        return
+    assert p is not None and p.lda >= 1 and p.ldb >= 1 and p.ldc >= 1
+    emulate(p, a, b, c, init=True)
+    torch.testing.assert_close(c, torch.einsum(equation, a, b))
+
+
+def test_layouts_cublas_cannot_read_have_no_plan():
+    a = torch.randn(4, 12, dtype=torch.float64)[:, ::2]  # no unit stride: a copy would be needed
+    b = torch.randn(6, 5, dtype=torch.float64)
+    c = torch.empty(4, 5, dtype=torch.float64)
+    assert _plan("ik,kj->ij", a, b, c) is None
+    # rows (a, b) that do not collapse into one strided dim
+    x = torch.randn(2, 7, 6, dtype=torch.float64)[:, :3]
+    assert _plan("abd,dc->abc", x, b, torch.empty(2, 3, 5, dtype=torch.float64)) is None
+    # an output whose batches overlap (stride 0) cannot be written by a batched GEMM
+    cb = torch.empty(4, 5, dtype=torch.float64).expand(3, 4, 5)
+    assert _plan("bik,bkj->bij", torch.randn(3, 4, 6, dtype=torch.float64), torch.randn(3, 6, 5, dtype=torch.float64), cb) is None
+    # an empty contraction (k = 0) is left to torch: it must still zero the output
+    assert _plan("ik,kj->ij", torch.empty(4, 0), torch.empty(0, 5), torch.empty(4, 5)) is None
+
+
+def test_collapse():
+    assert collapse([2, 3, 4], [12, 4, 1], [0, 1, 2]) == (24, 1)
+    assert collapse([2, 1, 4], [4, 99, 1], [0, 1, 2]) == (8, 1)  # a unit dim's stride is free
+    assert collapse([2, 3], [1, 2], [0, 1]) is None  # transposed: not one dim
+    assert collapse([1, 1], [5, 7], [0, 1]) == (1, 0)
+    assert collapse([], [], []) == (1, 0)
