@@ -8,7 +8,8 @@ projection), the `k^T` copy before `q @ k^T`, and the permuted weights of a gene
 (BERT's `[4, 64, 256]` views of a projection weight) copied at every call before the einsum call.
 Runs after elementwise fusion (reshapes are propagated by then), in two ways, until nothing changes:
 
-- into the readers: when only `linalg.generic`s read the transpose, as inputs, each reads the
+- into the readers: when only `linalg.generic`s read the transpose, as inputs (and shape queries:
+  `tensor.dim`s, reshapes only `tensor.dim`s read, which then ask the transpose's init), each reads the
   transpose's input through the composed indexing map (a contraction keeps its `out + a * b` body,
   so sym-gpu-library-calls still makes it a library call, whose runtime reads the strided view);
 - into the producer: otherwise, when the input is the only use of an all-parallel generic's result
@@ -53,6 +54,17 @@ def _all_parallel(g: ir.Operation) -> bool:
     return all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"]))
 
 
+def _asks_shape_only(o: ir.Operation) -> bool:
+    """A `tensor.dim`, or a reshape whose results only such ops read: what it computes depends on its
+    source's shape alone, which the transpose's init has too (reshapes left to read a dim of the
+    result, e.g. q @ k^T's sizes, kept the transpose a kernel of its own)."""
+    if o.name == "tensor.dim":
+        return True
+    if o.name not in ("tensor.collapse_shape", "tensor.expand_shape"):
+        return False
+    return all(_asks_shape_only(_user(u)) for r in o.results for u in r.uses)
+
+
 @register
 class FoldTransposes(SymPass):
     """Fold linalg.transpose on tensors into the generics reading it or into the all-parallel generic making its input."""
@@ -79,8 +91,12 @@ class FoldTransposes(SymPass):
 
     def _into_readers(self, t: ir.Operation) -> bool:
         uses = [(_user(u), u.operand_number) for u in t.results[0].uses]
+        shape_only = [o for o, _ in uses if _asks_shape_only(o)]
+        uses = [(o, n) for o, n in uses if not _asks_shape_only(o)]
         if not uses or any(o.name != "linalg.generic" or n >= _n_inputs(o) for o, n in uses):
             return False
+        for o in shape_only:  # the transpose's init has its shape
+            o.operands[0] = t.operands[1]
         perm = self._perm(t)
         inverse = [0] * len(perm)
         for j, k in enumerate(perm):

@@ -29,6 +29,41 @@ func.func @into_readers(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %s: 
 
 // -----
 
+// Shape queries of the transpose (a `tensor.dim`, a reshape only `tensor.dim`s read: what attention's
+// expansion leaves beside q @ k^T) ask the transpose's init instead; they no longer keep it a kernel.
+// CHECK-LABEL: func.func @shape_queries
+// CHECK-SAME:    (%[[Q:.*]]: tensor<1x4x?x16xf32>, %[[K:.*]]: tensor<1x4x?x16xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<1x4x16x?xf32>
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[E]] {{\[}}[0, 1], [2], [3]]
+// CHECK:         tensor.dim %[[C]], %c2
+// CHECK:         tensor.dim %[[E]], %c3
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[Q]], %[[K]] : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>)
+func.func @shape_queries(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>, %s: tensor<1x4x?x?xf32>) -> (tensor<1x4x?x?xf32>, index, index) {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %k, %c2 : tensor<1x4x?x16xf32>
+  %e = tensor.empty(%n) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x4x?x16xf32>) outs(%e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %c = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %d = tensor.dim %c, %c2 : tensor<4x16x?xf32>
+  %d2 = tensor.dim %kt, %c3 : tensor<1x4x16x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kt : tensor<1x4x?x16xf32>, tensor<1x4x16x?xf32>) outs(%s : tensor<1x4x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %x = arith.addf %acc, %m : f32
+    linalg.yield %x : f32
+  } -> tensor<1x4x?x?xf32>
+  return %r, %d, %d2 : tensor<1x4x?x?xf32>, index, index
+}
+
+// -----
+
 // A transpose the return reads, of an elementwise generic's result that nothing else reads: the
 // generic writes the transposed layout into the transpose's init (the bias add and the permute into
 // heads in one kernel).
