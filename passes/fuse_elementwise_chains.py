@@ -1,5 +1,6 @@
-"""Fuse an elementwise `linalg.generic` into the elementwise generic that consumes it, where
-`linalg-fuse-elementwise-ops` left the pair apart because of `tensor.dim` uses (on tensors).
+"""Fuse an elementwise `linalg.generic` into the generics that consume it, where
+`linalg-fuse-elementwise-ops` left them apart (on tensors): because of `tensor.dim` uses, or because
+the producer has several consumers, some of them reductions.
 
 Upstream fusion fuses a producer only into its single user. When it propagates reshapes (a
 `collapse_shape` of a matmul's rows expanded back), it makes `tensor.dim`s of the producers' results
@@ -7,15 +8,20 @@ to size the new `expand_shape`s, in the same rewrite; those are users too, so th
 chain is refused and the canonicalization that would fold them comes after the pass. A bf16 linear
 layer followed by a reshape was then three kernels after the library call: the bias add in float32
 (written to memory), and the rounding to bf16 reading it back (GPT-2 in bf16: one extra launch per
-linear layer). Running upstream fusion a second time fuses the pair but also elementwise producers
-into contractions (a layer norm into the next matmul's generic), which then stop being library calls;
-this pass fuses only elementwise into elementwise.
+linear layer). Attention's scaling of the scores, read by softmax's max, its sum of exponentials and
+its normalization, stayed a kernel writing the scaled scores (sym-duplicate-elementwise, which runs
+before fusion, saw reshapes between them then). Running upstream fusion a second time fuses those
+but also elementwise producers into contractions (a layer norm into the next matmul's generic),
+which then stop being library calls; this pass never fuses into a contraction.
 
 A producer P is fused into a consumer C when:
-  - both are `linalg.generic`s on tensors in the same block with all-parallel iterators, P with one
-    result and an identity output map whose body does not read its `outs` value;
-  - C reads P's result (every such operand) as an input through an identity map;
-  - P's result has no users but C and `tensor.dim`s (rewritten to the dims of P's `outs` operand);
+  - both are `linalg.generic`s on tensors in the same block, P all-parallel with one result and an
+    identity output map whose body does not read its `outs` value; C all-parallel or a reduction
+    that is not a contraction (a body of only extf / mulf / addf: sym-gpu-library-calls' form);
+  - C reads P's result (every such operand) as an input through an identity map over as many loops;
+  - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
+    P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
+    12 ops, as sym-duplicate-elementwise copies);
   - the bodies have no ops with regions.
 The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
 the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
@@ -55,6 +61,28 @@ def _elementwise(g: ir.Operation | None) -> bool:
     return all(len(o.operation.regions) == 0 for o in g.regions[0].blocks[0].operations)
 
 
+_MAX_COPIED_BODY = 12  # as sym-duplicate-elementwise: a producer copied into several consumers
+
+
+def _contraction(g: ir.Operation) -> bool:
+    """A reduction whose body is `out + a * b` (with conversions): sym-gpu-library-calls makes it a
+    cuBLAS call, which a fused producer would prevent."""
+    if all("parallel" in str(a) for a in ir.ArrayAttr(g.attributes["iterator_types"])):
+        return False
+    names = {o.operation.name for o in g.regions[0].blocks[0].operations}
+    return "arith.mulf" in names and names <= {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
+
+
+def _consumer(g: ir.Operation) -> bool:
+    """A generic on tensors a producer may be fused into: elementwise, or a reduction other than a
+    contraction (softmax's max and sum of the scaled scores)."""
+    if g.name != "linalg.generic" or not g.results:
+        return False
+    if not all(isinstance(r.type, ir.RankedTensorType) for r in g.results) or _contraction(g):
+        return False
+    return all(len(o.operation.regions) == 0 for o in g.regions[0].blocks[0].operations)
+
+
 def _n_inputs(g: ir.Operation) -> int:
     return len(g.operands) - len(g.results)
 
@@ -66,7 +94,7 @@ def _owner(use) -> ir.Operation:
 
 @register
 class FuseElementwiseChains(SymPass):
-    """Fuse elementwise linalg.generic pairs that upstream fusion left apart because of tensor.dim uses."""
+    """Fuse elementwise linalg.generics into their consumers (elementwise, or reductions but contractions) where upstream fusion did not."""
 
     name = "sym-fuse-elementwise-chains"
 
@@ -78,7 +106,7 @@ class FuseElementwiseChains(SymPass):
                     changed = False
                     for child in list(block.operations):
                         c = child.operation
-                        if _elementwise(c) and self._fuse_one(c):
+                        if _consumer(c) and self._fuse_one(c):
                             changed = True
                             break
 
@@ -111,23 +139,22 @@ class FuseElementwiseChains(SymPass):
         body = p.regions[0].blocks[0]
         if len(list(body.arguments[_n_inputs(p)].uses)) != 0:  # reads its outs value
             return False
+        others = 0
         for u in p.results[0].uses:
             owner = _owner(u)
-            if owner == c:
-                if u.operand_number >= _n_inputs(c):
-                    return False
-            elif owner.name != "tensor.dim":
+            if owner.name == "tensor.dim":
+                continue
+            if u.operand_number >= _n_inputs(owner) or not _consumer(owner) or owner.block != p.block \
+                    or not _identity(_maps(owner)[u.operand_number]) or _maps(owner)[0].n_dims != pmaps[-1].n_dims:
                 return False
-        return True
+            others += owner != c
+        # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer)
+        return others == 0 or len(list(body.operations)) <= _MAX_COPIED_BODY
 
     @staticmethod
     def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int]) -> None:
         p_in, c_in = _n_inputs(p), _n_inputs(c)
         init = p.operands[p_in]
-        for u in list(p.results[0].uses):  # the dims of P's result are those of its outs operand
-            owner = _owner(u)
-            if owner.name == "tensor.dim":
-                owner.operands[0] = init
         keep = [j for j in range(c_in) if j not in reads]
         ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep]
         outs = list(c.operands[c_in:])
@@ -167,7 +194,10 @@ class FuseElementwiseChains(SymPass):
         for old, new in zip(c.results, fused.results):
             old.replace_all_uses_with(new)
         c.erase()
-        p.erase()
+        if all(_owner(u).name == "tensor.dim" for u in p.results[0].uses):
+            for u in list(p.results[0].uses):  # the dims of P's result are those of its outs operand
+                _owner(u).operands[0] = init
+            p.erase()
 
 
 def _clone_into(o: ir.Operation, mapping: dict) -> None:

@@ -79,8 +79,9 @@ func.func @chain_of_three(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> tensor<?x
 #t = affine_map<(i, j) -> (j, i)>
 #row = affine_map<(i, j) -> (i)>
 
-// Left apart: a producer with a second real user, a transposed read, a reduction consumer, and a
-// producer reading its outs value.
+// Left apart: a producer with a second real user, a transposed read, a contraction consumer (a
+// matrix-vector product: sym-gpu-library-calls' cuBLAS call would be lost), and a producer reading
+// its outs value.
 // CHECK-LABEL: func.func @left_apart
 // CHECK-COUNT-8: linalg.generic
 // CHECK-NOT:   linalg.generic
@@ -116,10 +117,11 @@ func.func @left_apart(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>, %acc: tensor<?xf
     %t = math.cos %in : f32
     linalg.yield %t : f32
   } -> tensor<?x?xf32>
-  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%r : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %t = arith.addf %in, %out : f32
+  %s = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%r, %x : tensor<?x?xf32>, tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %w: f32, %out: f32):
+    %m = arith.mulf %in, %w : f32
+    %t = arith.addf %m, %out : f32
     linalg.yield %t : f32
   } -> tensor<?xf32>
   %u = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -135,4 +137,61 @@ func.func @left_apart(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>, %acc: tensor<?xf
     linalg.yield %t : f32
   } -> tensor<?x?xf32>
   return %a, %p, %b, %s, %v : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+#id4 = affine_map<(a, b, c, d) -> (a, b, c, d)>
+#red4 = affine_map<(a, b, c, d) -> (a, b, c)>
+
+// Attention's scale of the scores, read by softmax's max, its sum of exponentials and its
+// normalization: each consumer (two reductions, one elementwise) gets its own copy of the multiply;
+// the scaled scores are no longer a kernel and a buffer of their own.
+// CHECK-LABEL: func.func @into_reductions
+// CHECK-SAME:    (%[[S:[a-z0-9]+]]: tensor<1x4x?x?xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:      ins(%[[S]] : tensor<1x4x?x?xf32>)
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.maximumf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:      ins(%[[S]], %{{.*}} : tensor<1x4x?x?xf32>, tensor<1x4x?xf32>)
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.subf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK-SAME:      ins(%[[S]], %{{.*}}, %{{.*}} :
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.subf
+// CHECK-NOT:     linalg.generic
+func.func @into_reductions(%s: tensor<1x4x?x?xf32>, %e: tensor<1x4x?x?xf32>, %acc: tensor<1x4x?xf32>)
+    -> tensor<1x4x?x?xf32> {
+  %scale = arith.constant 0.125 : f32
+  %p = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x4x?x?xf32>) outs(%e : tensor<1x4x?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %scale : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x?x?xf32>
+  %mx = linalg.generic {indexing_maps = [#id4, #red4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p : tensor<1x4x?x?xf32>) outs(%acc : tensor<1x4x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.maximumf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x?xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #red4, #red4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %mx : tensor<1x4x?x?xf32>, tensor<1x4x?xf32>) outs(%acc : tensor<1x4x?xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %x = math.exp %d : f32
+    %t = arith.addf %x, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x?xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #red4, #red4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %mx, %sum : tensor<1x4x?x?xf32>, tensor<1x4x?xf32>, tensor<1x4x?xf32>) outs(%e : tensor<1x4x?x?xf32>) {
+  ^bb0(%in: f32, %m: f32, %z: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %x = math.exp %d : f32
+    %t = arith.divf %x, %z : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x?x?xf32>
+  return %r : tensor<1x4x?x?xf32>
 }

@@ -131,18 +131,6 @@ def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
                     s2 if batch > 1 else 0, pc_s if batch > 1 else 0, batch, swap)
 
 
-SMALL_N = 32  # output rows below which a transposed right operand goes through torch's path (see below)
-
-
-def slow_transposed(plan: GemmPlan) -> bool:
-    """Whether cuBLAS would multiply a right operand stored transposed (nn.Linear's weight as it is,
-    k in q @ k^T) into a row-major output of fewer than SMALL_N rows: its heuristic picks a "tn" kernel
-    about 8 times slower than the "nn" one there (BERT at length 8 on an H200: 29 us a GEMM of 8 x 256
-    x 256, benchmarks/profile_hf_calls.py). The runtime copies the operand contiguous first (torch's
-    path, runtime/cuda.py `_rhs`)."""
-    return plan.swap and plan.n < SMALL_N and plan.transa == CUBLAS_OP_T
-
-
 def compute_type(a: str, c: str) -> int | None:
     """cuBLAS's compute type for operands of dtype `a` into `c` (torch's choice: float32 products of
     half operands, TF32 only when torch allows it), None for pairs cublasGemmEx does not take."""

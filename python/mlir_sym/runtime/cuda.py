@@ -484,8 +484,8 @@ class Runtime:
         plan = cublas.gemm_plan(form, *ops)
         if plan is None:
             return False
-        if cublas.slow_transposed(plan) or plan.batch == 0 or plan.m == 0 or plan.n == 0:
-            return False  # a transposed weight at few rows (see _rhs); an empty product
+        if plan.batch == 0 or plan.m == 0 or plan.n == 0:
+            return False  # an empty product (torch's path does nothing)
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
@@ -666,7 +666,7 @@ def _mixed_matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch
     return r.view(*lead, a.shape[-2], b.shape[-1])
 
 
-SMALL_M = cublas.SMALL_N  # rows below which a transposed right operand is copied first (see _rhs)
+SMALL_M = 32  # rows below which a transposed right operand is copied first (see _rhs)
 
 
 def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -674,7 +674,9 @@ def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     as stored, read through a view) makes a "tn" GEMM, for which cuBLAS picks a kernel about 8 times
     slower than the "nn" one when `a` has few rows (BERT at length 8 on an H200: 29 us a GEMM of
     8 x 256 x 256, `benchmarks/profile_hf_calls.py`); there a contiguous copy (one small kernel,
-    inside a CUDA graph too) comes first. From SMALL_M rows on the view is read as it is."""
+    inside a CUDA graph too) comes first. From SMALL_M rows on the view is read as it is. (The cuBLAS
+    path, runtime/cublas.py, calls cublasGemmEx itself, whose choice for these is fast: BERT at length
+    8 in bf16 took 218 us of GPU time a call with CUDA graphs, 307 us with such copies first.)"""
     if a.shape[-2] < SMALL_M and b.dim() >= 2 and b.stride(-2) == 1 and b.stride(-1) != 1 and b.shape[-1] > 1:
         return b.contiguous()
     return b
