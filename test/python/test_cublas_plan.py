@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlir_sym.runtime.cublas import CUBLAS_OP_N, GemmPlan, collapse, gemm_plan
+from mlir_sym.runtime.cublas import CUBLAS_OP_N, GemmPlan, collapse, gemm_calls, gemm_plan
 from mlir_sym.runtime.cuda import matmul_form
 
 
@@ -17,21 +17,23 @@ def _op(store: torch.Tensor, off: int, trans: int, rows: int, cols: int, ld: int
     return store.as_strided((rows, cols), (ld, 1), off)
 
 
-def emulate(p: GemmPlan, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, init: bool) -> None:
+def emulate(p: GemmPlan, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, init: bool,
+            offsets: tuple = (0, 0, 0)) -> None:
     """cuBLAS's C' = op(A') op(B') (+ C' unless init), batch by batch, on the storages of a, b, c,
     after cuBLAS's argument checks (it returns CUBLAS_STATUS_INVALID_VALUE where these fail)."""
     assert p.lda >= max(1, p.m if p.transa == CUBLAS_OP_N else p.k), p
     assert p.ldb >= max(1, p.k if p.transb == CUBLAS_OP_N else p.n), p
     assert p.ldc >= max(1, p.m) and min(p.m, p.n, p.k, p.batch) >= 0, p
     first, second = (b, a) if p.swap else (a, b)
+    o1, o2 = (offsets[1], offsets[0]) if p.swap else (offsets[0], offsets[1])
     sa, sb, sc = (t.untyped_storage() for t in (first, second, c))
     fa = torch.tensor([], dtype=first.dtype).set_(sa)
     fb = torch.tensor([], dtype=second.dtype).set_(sb)
     fc = torch.tensor([], dtype=c.dtype).set_(sc)
     for i in range(p.batch):
-        x = _op(fa, first.storage_offset() + i * p.stride_a, p.transa, p.m, p.k, p.lda)
-        y = _op(fb, second.storage_offset() + i * p.stride_b, p.transb, p.k, p.n, p.ldb)
-        out = fc.as_strided((p.m, p.n), (1, p.ldc), c.storage_offset() + i * p.stride_c)
+        x = _op(fa, first.storage_offset() + o1 + i * p.stride_a, p.transa, p.m, p.k, p.lda)
+        y = _op(fb, second.storage_offset() + o2 + i * p.stride_b, p.transb, p.k, p.n, p.ldb)
+        out = fc.as_strided((p.m, p.n), (1, p.ldc), c.storage_offset() + offsets[2] + i * p.stride_c)
         r = x @ y
         out.copy_(r if init else out + r)
 
@@ -132,3 +134,54 @@ def test_collapse():
     assert collapse([2, 3], [1, 2], [0, 1]) is None  # transposed: not one dim
     assert collapse([1, 1], [5, 7], [0, 1]) == (1, 0)
     assert collapse([], [], []) == (1, 0)
+
+
+# Where splitting does not help: whichever dim of the group is looped over, some operand's matrix has
+# no unit stride (e.g. b's contracted (d, e) stored as (1, 5) with its columns 30 apart: looping over
+# d leaves [e, c] with strides (5, 30)); the runtime takes torch's path (a copy) there.
+NO_GEMM = {
+    "contiguous": {"abde,ced->abc"},
+    "transposed": {"abce,aebd->abcd", "abde,dec->abc", "abde,cde->abc", "abe,cde->abcd", "aeb,ecd->abcd",
+                   "abde,ced->abc"},
+    "padded": {"abde,ced->abc"},
+}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "padded"])
+@pytest.mark.parametrize("equation", FORMS)
+def test_split_contractions(equation, layout):
+    """What one strided GEMM cannot compute is split at the group that does not collapse, one GEMM per
+    index (a split contracted dim accumulates into what its first GEMM set), within MAX_CALLS GEMMs."""
+    sizes = dict(zip("abcdeijk", (2, 3, 4, 5, 6, 7, 8, 9)))
+    a, b, c = _operands(equation, layout, sizes)
+    want = torch.einsum(equation, a, b)
+    ops = [(list(t.shape), list(t.stride())) for t in (a, b, c)]
+    for init, scale in ((True, 1), (False, 2)):
+        calls = gemm_calls(matmul_form(equation), *ops, init)
+        if equation in NO_GEMM[layout]:
+            assert calls is None
+            return
+        assert calls is not None, (equation, layout)
+        assert (len(calls) == 1) == (equation not in NO_PLAN[layout])
+        for plan, oa, ob, oc, sub_init in calls:
+            emulate(plan, a, b, c, sub_init, (oa, ob, oc))
+        torch.testing.assert_close(c, scale * want)
+
+
+def test_split_of_bert_attention_output():
+    """BERT's output projection of the heads-first attention output ([1, 4, L, 64] read as [L, 256]):
+    the contracted (heads, head_dim) do not collapse, so one GEMM per head, accumulating."""
+    ctx = torch.randn(1, 4, 5, 64, dtype=torch.float64)  # a d b e
+    w = torch.randn(256, 4, 64, dtype=torch.float64)  # c d e
+    c = torch.full((1, 5, 256), 7.0, dtype=torch.float64)
+    ops = [(list(t.shape), list(t.stride())) for t in (ctx, w, c)]
+    calls = gemm_calls(matmul_form("adbe,cde->abc"), *ops, True)
+    assert len(calls) == 4 and [x[4] for x in calls] == [True, False, False, False]
+    for plan, oa, ob, oc, sub_init in calls:
+        emulate(plan, ctx, w, c, sub_init, (oa, ob, oc))
+    torch.testing.assert_close(c, torch.einsum("adbe,cde->abc", ctx, w))
+
+
+def test_no_split_without_a_unit_stride():
+    a = torch.randn(4, 12, dtype=torch.float64)[:, ::2]
+    assert gemm_calls(matmul_form("ik,kj->ij"), ([4, 6], list(a.stride())), ([6, 5], [5, 1]), ([4, 5], [5, 1]), True) is None

@@ -131,6 +131,66 @@ def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
                     s2 if batch > 1 else 0, pc_s if batch > 1 else 0, batch, swap)
 
 
+MAX_CALLS = 16  # GEMMs one contraction may be split into (else torch's path)
+
+
+def gemm_calls(form: tuple, a: tuple, b: tuple, c: tuple, init: bool) -> list[tuple] | None:
+    """The GEMMs computing `einsum(a, b)` into `c` (operands as in `gemm_plan`): one when gemm_plan
+    takes it; else a group of dims that does not collapse (BERT's attention output read as [length,
+    heads * head_dim] from its heads-first buffer: the contracted heads and head_dim are L * 64 and 1
+    apart) is split at its outermost dim into one GEMM per index, recursively, at most MAX_CALLS:
+    [(plan, element offsets of a, b and c, init)], a split contracted dim accumulating (only its first
+    GEMM sets an output that `init` sets). None when cuBLAS cannot read the operands at all."""
+    pa, pb, np_, ni, nk, nj = form
+    (sa, ta), (sb, tb), (sc, tc) = a, b, c
+    if pa is not None:
+        sa, ta = [sa[i] for i in pa], [ta[i] for i in pa]
+    if pb is not None:
+        sb, tb = [sb[i] for i in pb], [tb[i] for i in pb]
+    out: list[tuple] = []
+    ok = _split((list(sa), list(ta)), (list(sb), list(tb)), (list(sc), list(tc)), [np_, ni, nk, nj],
+                len(sb) == np_ + nk + nj, init, 0, 0, 0, out)
+    return out if ok and out else None
+
+
+def _split(a, b, c, groups: list[int], b_batched: bool, init: bool, oa: int, ob: int, oc: int,
+           out: list) -> bool:
+    np_, ni, nk, nj = groups
+    plan = gemm_plan((None, None, np_, ni, nk, nj), (a[0], a[1]), (b[0], b[1]), (c[0], c[1]))
+    if plan is not None:
+        if len(out) >= MAX_CALLS:
+            return False
+        out.append((plan, oa, ob, oc, init))
+        return True
+    bp = np_ if b_batched else 0
+    # where each group's dims sit in a, b and c (None: the operand lacks the group)
+    where = {0: (0, 0 if b_batched else None, 0), 1: (np_, None, np_), 2: (np_ + ni, bp, None),
+             3: (None, bp + nk, np_ + ni)}
+    for g in (2, 1, 3, 0):  # contracted, rows, columns, batch: the first group that does not collapse
+        n = groups[g]
+        pos = where[g]
+        if n < 2 or all(p is None or collapse(op[0], op[1], range(p, p + n)) is not None
+                        for p, op in zip(pos, (a, b, c))):
+            continue
+        ops = (a, b, c)
+        lead = next((p for p in range(n) if any(q is not None and ops[k][0][q + p] != 1 for k, q in enumerate(pos))), None)
+        if lead is None:
+            return False
+        size = next(ops[k][0][q + lead] for k, q in enumerate(pos) if q is not None)
+        strides = [ops[k][1][q + lead] if q is not None else 0 for k, q in enumerate(pos)]
+        sub = [(op[0][:q + lead] + op[0][q + lead + 1:], op[1][:q + lead] + op[1][q + lead + 1:]) if q is not None
+               else op for op, q in zip(ops, pos)]
+        sub_groups = list(groups)
+        sub_groups[g] -= 1
+        for i in range(size):
+            sub_init = init and (g != 2 or i == 0)  # a contracted index adds to what the first one set
+            if not _split(sub[0], sub[1], sub[2], sub_groups, b_batched, sub_init, oa + i * strides[0],
+                          ob + i * strides[1], oc + i * strides[2], out):
+                return False
+        return True
+    return False
+
+
 def compute_type(a: str, c: str) -> int | None:
     """cuBLAS's compute type for operands of dtype `a` into `c` (torch's choice: float32 products of
     half operands, TF32 only when torch allows it), None for pairs cublasGemmEx does not take."""

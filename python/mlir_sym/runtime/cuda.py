@@ -459,41 +459,47 @@ class Runtime:
         if entry is False:
             Runtime.torch_einsum(init, equation, a, b, c, dtypes)
             return
-        blas, args, slots, items, swap = entry
+        blas, calls, items = entry
         stream = self._stream(self.index)
         if stream != blas.stream:
             blas.use_stream(stream)
-        pa, pb = da[1] + da[2] * items[0], db[1] + db[2] * items[1]
-        args = list(args)
-        args[slots[0]], args[slots[1]] = (_VP(pb), _VP(pa)) if swap else (_VP(pa), _VP(pb))
-        args[slots[2]] = _VP(dc[1] + dc[2] * items[2])
-        rc = (blas.gemm_batched if len(args) > 19 else blas.gemm)(*args)
-        if rc != 0:
-            raise KernelLaunchError(f"cuBLAS GEMM of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, {db[3:]}, "
-                                    f"{dc[3:]}) failed with status {rc}")
+        pa, pb, pc = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dc[1] + dc[2] * items[2]
+        for args, (sa, sb, sc), (oa, ob, oc), swap in calls:
+            args = list(args)
+            args[sa], args[sb] = (_VP(pb + ob), _VP(pa + oa)) if swap else (_VP(pa + oa), _VP(pb + ob))
+            args[sc] = _VP(pc + oc)
+            rc = (blas.gemm_batched if len(args) > 19 else blas.gemm)(*args)
+            if rc != 0:
+                raise KernelLaunchError(f"cuBLAS GEMM of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, {db[3:]}, "
+                                        f"{dc[3:]}) failed with status {rc}")
 
     def _gemm_entry(self, form, init: bool, dtypes: tuple, da: tuple, db: tuple, dc: tuple):
-        """(handle, cuBLAS arguments without pointers, the pointers' slots, item sizes, swap) of one
-        contraction's shape, or False when cuBLAS cannot take it as it is (torch's path then)."""
+        """(handle, its GEMMs: cuBLAS arguments without pointers, the pointers' slots, byte offsets,
+        swap; item sizes) of one contraction's shapes, or False when cuBLAS cannot take it as it is
+        (torch's path then)."""
         if form is None or dtypes[0] != dtypes[1] or any(t not in cublas.DATA_TYPES for t in dtypes):
             return False
         compute = cublas.compute_type(dtypes[0], dtypes[2])
         if compute is None:
             return False
         ops = [(d[3:3 + (len(d) - 3) // 2], d[3 + (len(d) - 3) // 2:]) for d in (da, db, dc)]
-        plan = cublas.gemm_plan(form, *ops)
-        if plan is None:
+        plans = cublas.gemm_calls(form, *ops, init)
+        if plans is None:
+            log.debug("contraction '%s' of sizes and strides %s: not a strided GEMM, through torch", form, ops)
             return False
-        if plan.batch == 0 or plan.m == 0 or plan.n == 0:
+        if any(p.batch == 0 or p.m == 0 or p.n == 0 for p, *_ in plans):
             return False  # an empty product (torch's path does nothing)
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
         a_type, c_type = cublas.DATA_TYPES[dtypes[0]], cublas.DATA_TYPES[dtypes[2]]
-        args = blas.args(plan, init, a_type, c_type, compute)
-        slots = (7, 10, 14) if plan.batch == 1 else (7, 11, 16)
         items = tuple(_ITEM[t] for t in dtypes)
-        return blas, args, slots, items, plan.swap
+        calls = []
+        for plan, oa, ob, oc, sub_init in plans:
+            args = blas.args(plan, sub_init, a_type, c_type, compute)
+            slots = (7, 10, 14) if plan.batch == 1 else (7, 11, 16)
+            calls.append((args, slots, (oa * items[0], ob * items[1], oc * items[2]), plan.swap))
+        return blas, tuple(calls), items
 
     @staticmethod
     def torch_einsum(init: bool, equation: str, a: Any, b: Any, c: Any, dtypes: tuple = ()) -> None:
