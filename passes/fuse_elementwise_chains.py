@@ -83,6 +83,13 @@ def _consumer(g: ir.Operation) -> bool:
     return all(len(o.operation.regions) == 0 for o in g.regions[0].blocks[0].operations)
 
 
+def _covers_loops(maps: list[ir.AffineMap]) -> bool:
+    """Whether every loop of a generic with these operand maps is some operand's dim (linalg infers
+    the loop sizes from those)."""
+    seen = {r.position for m in maps for r in m.results if isinstance(r, ir.AffineDimExpr)}
+    return bool(maps) and seen >= set(range(maps[0].n_dims))
+
+
 def _n_inputs(g: ir.Operation) -> int:
     return len(g.operands) - len(g.results)
 
@@ -124,6 +131,8 @@ class FuseElementwiseChains(SymPass):
             reads = [j for j in range(n_in) if c.operands[j] == value]
             if any(not _identity(cmaps[j]) for j in reads):
                 continue
+            if not _covers_loops(_maps(p)[:_n_inputs(p)] + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
+                continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             self._fuse(p, c, reads)
             self.bump("generics-fused")
             return True

@@ -195,3 +195,29 @@ func.func @into_reductions(%s: tensor<1x4x?x?xf32>, %e: tensor<1x4x?x?xf32>, %ac
   } -> tensor<1x4x?x?xf32>
   return %r : tensor<1x4x?x?xf32>
 }
+
+// -----
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#none = affine_map<(i, j) -> ()>
+
+// Left apart: a producer with no inputs (its loops' sizes come from its init) read by a reduction to
+// one value: the fused generic would have no operand giving the loops' sizes (invalid IR; it crashed
+// the GPU lowering of a masked_select's count).
+// CHECK-LABEL: func.func @loop_sizes_from_the_init
+// CHECK-COUNT-2: linalg.generic
+func.func @loop_sizes_from_the_init(%e: tensor<?x?xi64>, %acc: tensor<i64>) -> tensor<i64> {
+  %p = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x?xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %v = arith.index_cast %i : index to i64
+    linalg.yield %v : i64
+  } -> tensor<?x?xi64>
+  %s = linalg.generic {indexing_maps = [#id2, #none], iterator_types = ["reduction", "reduction"]}
+      ins(%p : tensor<?x?xi64>) outs(%acc : tensor<i64>) {
+  ^bb0(%in: i64, %out: i64):
+    %t = arith.addi %in, %out : i64
+    linalg.yield %t : i64
+  } -> tensor<i64>
+  return %s : tensor<i64>
+}
