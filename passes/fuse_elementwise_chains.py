@@ -19,6 +19,8 @@ A producer P is fused into a consumer C when:
     identity output map whose body does not read its `outs` value; C all-parallel or a reduction
     that is not a contraction (a body of only extf / mulf / addf: sym-gpu-library-calls' form);
   - C reads P's result (every such operand) as an input through an identity map over as many loops;
+    the fused generic still has an operand giving each loop's size, and, C being a reduction, is not
+    a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
     P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
     12 ops, as sym-duplicate-elementwise copies);
@@ -70,6 +72,15 @@ def _contraction(g: ir.Operation) -> bool:
     if all("parallel" in str(a) for a in ir.ArrayAttr(g.attributes["iterator_types"])):
         return False
     names = {o.operation.name for o in g.regions[0].blocks[0].operations}
+    return "arith.mulf" in names and names <= {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
+
+
+def _would_contract(p: ir.Operation, c: ir.Operation) -> bool:
+    """Whether fusing P into the reduction C makes a contraction's body (`(x * x[0]).sum(0)`): it would
+    become a library call of an equation cuBLAS does not take, instead of our column reduction."""
+    if all("parallel" in str(a) for a in ir.ArrayAttr(c.attributes["iterator_types"])):
+        return False
+    names = {o.operation.name for g in (p, c) for o in g.regions[0].blocks[0].operations}
     return "arith.mulf" in names and names <= {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
 
 
@@ -133,6 +144,8 @@ class FuseElementwiseChains(SymPass):
                 continue
             if not _covers_loops(_maps(p)[:_n_inputs(p)] + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
                 continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
+            if _would_contract(p, c):
+                continue
             self._fuse(p, c, reads)
             self.bump("generics-fused")
             return True

@@ -221,3 +221,36 @@ func.func @loop_sizes_from_the_init(%e: tensor<?x?xi64>, %acc: tensor<i64>) -> t
   } -> tensor<i64>
   return %s : tensor<i64>
 }
+
+// -----
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+
+// Left apart: a product summed over rows (`(x * x[0]).sum(0)`, the product with a second use): the
+// fused body would be a contraction's (`out + a * b`), which sym-gpu-library-calls makes a library
+// call of an equation cuBLAS does not take, instead of our column reduction.
+// CHECK-LABEL: func.func @no_new_contraction
+// CHECK-COUNT-3: linalg.generic
+func.func @no_new_contraction(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %e: tensor<?x?xf32>, %acc: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<?x?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %t = arith.mulf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %n = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %s, %n : tensor<?xf32>, tensor<?x?xf32>
+}
