@@ -60,12 +60,6 @@ def tiny_launch():
     return host.runtime, kernel, args, seen, art
 
 
-def _eight(rt, kernel, kargs) -> None:
-    for _ in range(8):
-        rt.launch(kernel, 1, 1, 1, 256, 1, 1, 0, kargs)
-    rt.flush()
-
-
 def library_cases(dev: str) -> dict:
     """Ways to run a small linear layer's product ([32, 256] @ [256, 768], GPT-2's qkv at length 32)
     as a host program's library call: float32, and bf16 operands with a float32 result."""
@@ -131,9 +125,7 @@ def main() -> None:
         "rt.desc(t)": lambda: rt.desc(x),
         "a subview as a descriptor (data_ptr, stride, arithmetic)": lambda: (
             lambda p, st: (p, p, 0, 100, st[0]))(x.data_ptr() + 4 * 8 * x.stride()[0], x.stride()),
-        "rt.launch(1 kernel, 2 memrefs), batched, flushed": lambda: (rt.launch(kernel, 1, 1, 1, 256, 1, 1, 0, kargs),
-                                                                      rt.flush()),
-        "rt.launch x8 batched, one flush (per launch)": lambda: _eight(rt, kernel, kargs),
+        "rt.launch(1 kernel, 2 memrefs)": lambda: rt.launch(kernel, 1, 1, 1, 256, 1, 1, 0, kargs),
         "  kernel.struct.pack_into(buf, 0, *args)": lambda: kernel.struct.pack_into(kernel.buf, 0, *kargs),
         "  current raw stream": lambda: stream_of(idx),
         "  cuLaunchKernel via ctypes with argtypes": lambda: lib.cuLaunchKernel(

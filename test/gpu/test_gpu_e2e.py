@@ -158,8 +158,6 @@ def test_launch_error_names_kernel():
     nargs = sum(3 + 2 * p.rank if p.kind == "memref" else 1 for p in k.params)
     with pytest.raises(KernelLaunchError, match=rf"{name}.*block \(4096, 1, 1\)"):
         rt.launch(k, 1, 1, 1, 4096, 1, 1, 0, (0,) * nargs)
-        rt.flush()  # batched launches reach the driver here (runtime/launcher.py)
-    assert rt.batch is None or rt.batch.n == 0  # what was packed after the failed launch is dropped
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

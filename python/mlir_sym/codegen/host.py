@@ -288,7 +288,6 @@ class HostCodegen:
             self._emit(ind, f"{self._new(op.result)} = {r(0)}[{r(1)}]")
         elif name == "memref.load":  # a device result the host needs (sym-gpu-map-parallel): read back
             idx = ", ".join(self._ref(v) for v in ops[1:])
-            self._emit(ind, "rt.flush()")
             self._emit(ind, f"{self._new(op.result)} = rt.read({r(0)}, ({idx}{',' if len(ops) == 2 else ''}))")
         elif name == "memref.reshape":
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.view(tuple({r(1)}))")
@@ -297,7 +296,6 @@ class HostCodegen:
         elif name == "memref.dealloc":
             pass  # torch's allocator frees the buffer when the last reference goes
         elif name == "memref.copy":
-            self._emit(ind, "rt.flush()")
             self._emit(ind, f"{r(1)}.copy_({r(0)})")
         elif name == "memref.subview":
             self._subview(op, ind)
@@ -322,7 +320,6 @@ class HostCodegen:
         elif name == "func.call":
             self._call(op, ind)
         elif name == "func.return":
-            self._emit(ind, "rt.flush()")  # batched launches go to the driver (runtime/launcher.py)
             self._emit(ind, f"return {r(0)}" if ops else "return 0")
         elif name == "cf.br":
             self._branch(ind, op.successors[0], ops)
@@ -437,8 +434,6 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
-        if callee.startswith("__sym_"):  # a library call works on the stream: the launches before it first
-            self._emit(ind, "rt.flush()")
         if callee.startswith(_CONTRACTIONS):
             init, equation = _contraction(callee, op)
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)

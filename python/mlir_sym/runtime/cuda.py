@@ -26,7 +26,7 @@ import torch
 from mlir_sym.codegen.host import KernelParam
 from mlir_sym.codegen.host_profile import HostProfile, instrument
 from mlir_sym.codegen.host_profile import namespace as profile_namespace
-from mlir_sym.runtime import cublas, launcher
+from mlir_sym.runtime import cublas
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -139,7 +139,6 @@ class Kernel:
     def __init__(self, name: str, handle: int, params: Sequence[KernelParam]) -> None:
         self.name = name
         self.handle = ctypes.c_void_p(handle)
-        self.handle_int = handle
         self.params = list(params)
         self.fmt, self.nslots = param_format(params)
         self.struct = struct.Struct(self.fmt)
@@ -218,7 +217,6 @@ def _load_image(image: bytes, kind: str) -> tuple[int, str]:
 
 
 _VP = ctypes.c_void_p
-_RECORD_PACK = launcher.RECORD.pack_into
 _ITEM = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
          "int8": 1, "uint8": 1, "bool": 1}
 _TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<i2", "int64": "<i8",
@@ -282,11 +280,6 @@ class Runtime:
         self._stream = _raw_stream_fn()
         self._launch = _launch_fn()
         self.sync = os.environ.get("MLIR_SYM_CUDA_SYNC", "0") == "1"
-        self.batch: launcher.Batch | None = None
-        if not self.sync and os.environ.get("MLIR_SYM_BATCH_LAUNCHES", "1") == "1":
-            self.batch = launcher.Batch()
-            self._launch_all = launcher.launch_all()
-            self._launch_addr = ctypes.cast(self._launch, ctypes.c_void_p).value
         self.launches = 0
         self._scalars: dict[tuple, torch.Tensor] = {}  # device_scalar's copies
         self.arena_hint = 0  # bytes of arena buffers the host program took in a call, at most
@@ -589,25 +582,8 @@ class Runtime:
     # launches
     def launch(self, k: Kernel, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shm: int,
                args: tuple) -> None:
-        """Pack a launch into the batch (runtime/launcher.py; `flush` gives the batch to the driver),
-        or launch it at once (MLIR_SYM_CUDA_SYNC=1, MLIR_SYM_BATCH_LAUNCHES=0)."""
         if gx <= 0 or gy <= 0 or gz <= 0:
             return  # an empty iteration space
-        b = self.batch
-        if b is not None:
-            if b.full(k.nslots):
-                self.flush()
-            try:
-                k.struct.pack_into(b.params, b.slot * 8, *args)
-                _RECORD_PACK(b.records, b.n * 48, k.handle_int, gx, gy, gz, bx, by, bz, shm, b.argv_base + b.slot * 8)
-            except struct.error as e:
-                raise KernelLaunchError(f"kernel {k.name}: cannot pack its {len(args)} parameters or its launch "
-                                        f"sizes grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz}): {e}") from None
-            b.kernels.append(k)
-            b.n += 1
-            b.slot += k.nslots
-            k.launches += 1
-            return
         try:
             k.struct.pack_into(k.buf, 0, *args)
         except struct.error as e:
@@ -623,21 +599,6 @@ class Runtime:
             except RuntimeError as e:
                 raise KernelLaunchError(f"kernel {k.name} (grid ({gx}, {gy}, {gz}), block ({bx}, {by}, {bz})) "
                                         f"failed: {e}") from None
-
-    def flush(self) -> None:
-        """Give the batched launches to the driver, in order, on torch's current stream (before
-        anything else touches the stream or reads the device: codegen/host.py emits the calls)."""
-        b = self.batch
-        if b is None or b.n == 0:
-            return
-        rc = self._launch_all(self._launch_addr, b.n, b.records_ptr, self._stream(self.index), b.failed_ref)
-        if rc != 0:
-            i = b.failed.value
-            k, (grid, block, shm) = b.kernels[i], b.record(i)
-            b.clear()
-            raise KernelLaunchError(f"launch of kernel {k.name} with grid {grid}, block {block}, {shm} B shared "
-                                    f"memory failed: {error_text(rc)}")
-        b.clear()
 
 
 _MATMUL_FORMS: dict[str, tuple | None] = {}
@@ -790,8 +751,4 @@ class HostCall:
             values = list(values)
             for i in self.cpu_inputs:
                 values[i] = self.runtime.device_scalar(values[i])
-        try:
-            return self.fn(*values)  # flushes its batched launches before it returns
-        finally:
-            if self.runtime.batch is not None and self.runtime.batch.n:  # it raised: drop what it packed
-                self.runtime.batch.clear()
+        return self.fn(*values)
