@@ -131,6 +131,20 @@ def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
                     s2 if batch > 1 else 0, pc_s if batch > 1 else 0, batch, swap)
 
 
+SMALL_N = 32  # output rows below which a float32 product with a transposed right operand goes through torch
+
+
+def slow_transposed(plan: GemmPlan, dtype: str) -> bool:
+    """Whether cuBLAS would multiply float32 operands with the right one stored transposed (nn.Linear's
+    weight as it is) into a row-major output of fewer than SMALL_N rows: its heuristic picks a "tn"
+    kernel several times slower than the "nn" one (BERT at length 8 on the H100: 30 us a GEMM of
+    8 x 256 x 256, 359 of its 587 us of GPU time a call, `profile_hf_calls.py`,
+    h100-2026-11-26i-profile-bert8-f32.txt). The runtime takes torch's path, which copies the
+    operand contiguous first (runtime/cuda.py `_rhs`). Half operands are fast as they are (BERT at
+    length 8 in bf16: 218 us of GPU time a call, 307 with the copies)."""
+    return dtype == "float32" and plan.swap and plan.n < SMALL_N and plan.transa == CUBLAS_OP_T
+
+
 MAX_CALLS = 16  # GEMMs one contraction may be split into (else torch's path)
 
 

@@ -487,8 +487,8 @@ class Runtime:
         if plans is None:
             log.debug("contraction '%s' of sizes and strides %s: not a strided GEMM, through torch", form, ops)
             return False
-        if any(p.batch == 0 or p.m == 0 or p.n == 0 for p, *_ in plans):
-            return False  # an empty product (torch's path does nothing)
+        if any(p.batch == 0 or p.m == 0 or p.n == 0 or cublas.slow_transposed(p, dtypes[0]) for p, *_ in plans):
+            return False  # an empty product (torch's path does nothing); a slow float32 "tn" GEMM
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
@@ -672,7 +672,7 @@ def _mixed_matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch
     return r.view(*lead, a.shape[-2], b.shape[-1])
 
 
-SMALL_M = 32  # rows below which a transposed right operand is copied first (see _rhs)
+SMALL_M = cublas.SMALL_N  # rows below which a transposed right operand is copied first (see _rhs)
 
 
 def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -681,8 +681,8 @@ def _rhs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     slower than the "nn" one when `a` has few rows (BERT at length 8 on an H200: 29 us a GEMM of
     8 x 256 x 256, `benchmarks/profile_hf_calls.py`); there a contiguous copy (one small kernel,
     inside a CUDA graph too) comes first. From SMALL_M rows on the view is read as it is. (The cuBLAS
-    path, runtime/cublas.py, calls cublasGemmEx itself, whose choice for these is fast: BERT at length
-    8 in bf16 took 218 us of GPU time a call with CUDA graphs, 307 us with such copies first.)"""
+    path, runtime/cublas.py, leaves only float32 ones to this: for half operands cublasGemmEx's own
+    choice is fast, `cublas.slow_transposed`.)"""
     if a.shape[-2] < SMALL_M and b.dim() >= 2 and b.stride(-2) == 1 and b.stride(-1) != 1 and b.shape[-1] > 1:
         return b.contiguous()
     return b
