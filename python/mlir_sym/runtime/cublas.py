@@ -89,16 +89,24 @@ def _operand(rows: int, rs: int, cols: int, cs: int) -> tuple[int, int] | None:
     return None
 
 
-def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
-    """The GEMM computing `einsum(a, b)` into `c` for `matmul_form`'s `form` (permutations of a and b,
-    |P|, |I|, |K|, |J|), each operand given as (sizes, strides) in its own dim order; None when
-    cuBLAS cannot read them as they are (see the module's summary)."""
-    pa, pb, np_, ni, nk, nj = form
-    (sa, ta), (sb, tb), (sc, tc) = a, b, c
+def _in_form_order(form: tuple, a: tuple, b: tuple) -> tuple:
+    """a and b as (sizes, strides) permuted by the form (a as P I K, b as [P] K J)."""
+    pa, pb = form[0], form[1]
+    (sa, ta), (sb, tb) = a, b
     if pa is not None:
         sa, ta = [sa[i] for i in pa], [ta[i] for i in pa]
     if pb is not None:
         sb, tb = [sb[i] for i in pb], [tb[i] for i in pb]
+    return (sa, ta), (sb, tb)
+
+
+def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
+    """The GEMM computing `einsum(a, b)` into `c` for `matmul_form`'s `form` (permutations of a and b,
+    |P|, |I|, |K|, |J|), each operand given as (sizes, strides) in its own dim order; None when
+    cuBLAS cannot read them as they are (see the module's summary)."""
+    _, _, np_, ni, nk, nj = form
+    (sa, ta), (sb, tb) = _in_form_order(form, a, b)
+    sc, tc = c
     rng = lambda lo, n: range(lo, lo + n)  # noqa: E731
     b_batched = len(sb) == np_ + nk + nj
     groups = (
@@ -155,12 +163,9 @@ def gemm_calls(form: tuple, a: tuple, b: tuple, c: tuple, init: bool) -> list[tu
     apart) is split at its outermost dim into one GEMM per index, recursively, at most MAX_CALLS:
     [(plan, element offsets of a, b and c, init)], a split contracted dim accumulating (only its first
     GEMM sets an output that `init` sets). None when cuBLAS cannot read the operands at all."""
-    pa, pb, np_, ni, nk, nj = form
-    (sa, ta), (sb, tb), (sc, tc) = a, b, c
-    if pa is not None:
-        sa, ta = [sa[i] for i in pa], [ta[i] for i in pa]
-    if pb is not None:
-        sb, tb = [sb[i] for i in pb], [tb[i] for i in pb]
+    _, _, np_, ni, nk, nj = form
+    (sa, ta), (sb, tb) = _in_form_order(form, a, b)
+    sc, tc = c
     out: list[tuple] = []
     ok = _split((list(sa), list(ta)), (list(sb), list(tb)), (list(sc), list(tc)), [np_, ni, nk, nj],
                 len(sb) == np_ + nk + nj, init, 0, 0, 0, out)
