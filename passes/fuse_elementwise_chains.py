@@ -66,22 +66,28 @@ def _elementwise(g: ir.Operation | None) -> bool:
 _MAX_COPIED_BODY = 12  # as sym-duplicate-elementwise: a producer copied into several consumers
 
 
-def _contraction(g: ir.Operation) -> bool:
-    """A reduction whose body is `out + a * b` (with conversions): sym-gpu-library-calls makes it a
-    cuBLAS call, which a fused producer would prevent."""
+_CONTRACTION_OPS = {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
+
+
+def _contracts(g: ir.Operation, bodies: tuple) -> bool:
+    """Whether `g` reduces and `bodies` (its own, or its own and a producer's fused in) make
+    sym-gpu-library-calls' contraction body (`out + a * b`, with conversions)."""
     if all("parallel" in str(a) for a in ir.ArrayAttr(g.attributes["iterator_types"])):
         return False
-    names = {o.operation.name for o in g.regions[0].blocks[0].operations}
-    return "arith.mulf" in names and names <= {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
+    names = {o.operation.name for b in bodies for o in b.regions[0].blocks[0].operations}
+    return "arith.mulf" in names and names <= _CONTRACTION_OPS
+
+
+def _contraction(g: ir.Operation) -> bool:
+    """A reduction whose body is `out + a * b`: sym-gpu-library-calls makes it a cuBLAS call, which a
+    fused producer would prevent."""
+    return _contracts(g, (g,))
 
 
 def _would_contract(p: ir.Operation, c: ir.Operation) -> bool:
     """Whether fusing P into the reduction C makes a contraction's body (`(x * x[0]).sum(0)`): it would
     become a library call of an equation cuBLAS does not take, instead of our column reduction."""
-    if all("parallel" in str(a) for a in ir.ArrayAttr(c.attributes["iterator_types"])):
-        return False
-    names = {o.operation.name for g in (p, c) for o in g.regions[0].blocks[0].operations}
-    return "arith.mulf" in names and names <= {"arith.extf", "arith.mulf", "arith.addf", "linalg.yield"}
+    return _contracts(c, (p, c))
 
 
 def _consumer(g: ir.Operation) -> bool:

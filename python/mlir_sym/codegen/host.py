@@ -435,7 +435,7 @@ class HostCodegen:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
         if callee.startswith(_CONTRACTIONS):
-            init, equation = _contraction(callee, op)
+            init, equation = _contraction(callee)
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             self.library_calls += 1
             self._emit(ind, f"rt.library_einsum({init}, '{equation}', {dtypes!r}, {', '.join(args)})")
@@ -469,7 +469,7 @@ class HostCodegen:
 _CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
 
 
-def _contraction(callee: str, op: ir.Operation) -> tuple[bool, str]:
+def _contraction(callee: str) -> tuple[bool, str]:
     """(init, einsum equation) of a contraction call of sym-gpu-library-calls:
     __sym_einsum[_init]_<a>_<b>_<out>_<n>, __sym_matmul[_init]_<n>, __sym_batch_matmul[_init]_<n>."""
     if callee.startswith("__sym_einsum_"):
