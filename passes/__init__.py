@@ -8,6 +8,7 @@ from mlir_sym.passes import (  # noqa: F401
     defer_nested_asserts,
     duplicate_elementwise,
     checked_int_division,
+    fold_reduction_reshapes,
     fold_transposes,
     fuse_elementwise_chains,
     forward_copies,

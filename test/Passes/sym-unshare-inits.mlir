@@ -7,14 +7,16 @@
 // Two row sums whose zero init CSE merged (`[c.sum(1) for c in x.chunk(2, 1)]`, reduced): each
 // reduction gets its own fill of its own empty. Bufferized, each then accumulates directly in its
 // own out-param; with the init shared, one result was computed in the other's buffer and copied
-// over it (%arg3 received the sums of %arg0).
+// over it (%arg3 received the sums of %arg0). Each copy sits right before its user (the original is
+// gone), so the GPU mapping can fold a fill into the reduction after it.
 // CHECK-LABEL: func.func @shared_reduction_init
-// CHECK: %[[E0:[a-z0-9_]+]] = tensor.empty(%[[N:[a-z0-9_]+]]) : tensor<?xf32>
+// CHECK: %[[N:[a-z0-9_]+]] = tensor.dim
+// CHECK-NEXT: %[[E0:[a-z0-9_]+]] = tensor.empty(%[[N]]) : tensor<?xf32>
+// CHECK-NEXT: %[[F0:[a-z0-9_]+]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<?xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>) outs(%[[F0]] : tensor<?xf32>)
 // CHECK: %[[E1:[a-z0-9_]+]] = tensor.empty(%[[N]]) : tensor<?xf32>
-// CHECK: %[[F0:[a-z0-9_]+]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<?xf32>)
-// CHECK: %[[F1:[a-z0-9_]+]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<?xf32>)
-// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>) outs(%[[F1]] : tensor<?xf32>)
-// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<?x?xf32>) outs(%[[F0]] : tensor<?xf32>)
+// CHECK-NEXT: %[[F1:[a-z0-9_]+]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<?xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1 : tensor<?x?xf32>) outs(%[[F1]] : tensor<?xf32>)
 // CHECK-NOT: tensor.empty
 // CHECK-NOT: linalg.fill
 // BUF-LABEL: func.func @shared_reduction_init
@@ -49,14 +51,15 @@ func.func @shared_reduction_init(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %o0: 
 
 #map = affine_map<(d0) -> (d0)>
 
-// A tensor.empty with three users: two get a clone right before them.
+// A tensor.empty with three users: each gets a clone right before it, the original is erased.
 // CHECK-LABEL: func.func @shared_empty
-// CHECK: %[[E0:[a-z0-9_]+]] = tensor.empty(%arg1) : tensor<?xf32>
+// CHECK-NEXT: %[[E0:[a-z0-9_]+]] = tensor.empty(%arg1) : tensor<?xf32>
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[E0]] : tensor<?xf32>)
 // CHECK: %[[E1:[a-z0-9_]+]] = tensor.empty(%arg1) : tensor<?xf32>
 // CHECK-NEXT: linalg.generic {{.*}} outs(%[[E1]] : tensor<?xf32>)
 // CHECK: %[[E2:[a-z0-9_]+]] = tensor.empty(%arg1) : tensor<?xf32>
 // CHECK-NEXT: linalg.generic {{.*}} outs(%[[E2]] : tensor<?xf32>)
-// CHECK: linalg.generic {{.*}} outs(%[[E0]] : tensor<?xf32>)
+// CHECK-NOT: tensor.empty
 func.func @shared_empty(%x: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
   %e = tensor.empty(%n) : tensor<?xf32>
   %a = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
