@@ -18,7 +18,8 @@ A producer P is fused into a consumer C when:
   - both are `linalg.generic`s on tensors in the same block, P all-parallel with one result and an
     identity output map whose body does not read its `outs` value; C all-parallel or a reduction
     that is not a contraction (a body of only extf / mulf / addf: sym-gpu-library-calls' form);
-  - C reads P's result (every such operand) as an input through an identity map over as many loops;
+  - C reads P's result (every such operand) as an input through one permutation map over as many
+    loops (P's input maps are composed with it: q's bias add read through the permute into heads);
     the fused generic still has an operand giving each loop's size, and, C being a reduction, is not
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
@@ -51,6 +52,17 @@ def _maps(g: ir.Operation) -> list[ir.AffineMap]:
 
 def _identity(m: ir.AffineMap) -> bool:
     return m.n_symbols == 0 and str(m) == str(ir.AffineMap.get_identity(m.n_dims))
+
+
+def _permutation(m: ir.AffineMap) -> bool:
+    return m.n_symbols == 0 and m.is_permutation
+
+
+def _compose(m: ir.AffineMap, perm: ir.AffineMap) -> ir.AffineMap:
+    """P's input map `m` (over P's loops, which are its identity output's dims) seen from the loops of
+    a consumer reading that output through the permutation `perm`: P's loop k is `perm`'s result k."""
+    exprs = [perm.results[e.position] if isinstance(e, ir.AffineDimExpr) else e for e in m.results]
+    return ir.AffineMap.get(perm.n_dims, 0, exprs)
 
 
 def _elementwise(g: ir.Operation | None) -> bool:
@@ -142,17 +154,18 @@ class FuseElementwiseChains(SymPass):
             p = defining_op(c.operands[i])
             if p is None or p.block != c.block or not self._producer_ok(p, c):
                 continue
-            if not _identity(cmaps[i]):
+            if not _permutation(cmaps[i]):
                 continue
             value = c.operands[i]
             reads = [j for j in range(n_in) if c.operands[j] == value]
-            if any(not _identity(cmaps[j]) for j in reads):
+            if any(str(cmaps[j]) != str(cmaps[i]) for j in reads):
                 continue
-            if not _covers_loops(_maps(p)[:_n_inputs(p)] + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
+            pins = [_compose(m, cmaps[i]) for m in _maps(p)[:_n_inputs(p)]]
+            if not _covers_loops(pins + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
                 continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             if _would_contract(p, c):
                 continue
-            self._fuse(p, c, reads)
+            self._fuse(p, c, reads, pins)
             self.bump("generics-fused")
             return True
         return False
@@ -173,21 +186,21 @@ class FuseElementwiseChains(SymPass):
             if owner.name == "tensor.dim":
                 continue
             if u.operand_number >= _n_inputs(owner) or not _consumer(owner) or owner.block != p.block \
-                    or not _identity(_maps(owner)[u.operand_number]) or _maps(owner)[0].n_dims != pmaps[-1].n_dims:
+                    or not _permutation(_maps(owner)[u.operand_number]) or _maps(owner)[0].n_dims != pmaps[-1].n_dims:
                 return False
             others += owner != c
         # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer)
         return others == 0 or len(list(body.operations)) <= _MAX_COPIED_BODY
 
     @staticmethod
-    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int]) -> None:
+    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap]) -> None:
         p_in, c_in = _n_inputs(p), _n_inputs(c)
         init = p.operands[p_in]
         keep = [j for j in range(c_in) if j not in reads]
         ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep]
         outs = list(c.operands[c_in:])
-        pmaps, cmaps = _maps(p), _maps(c)
-        maps = pmaps[:p_in] + [cmaps[j] for j in keep] + cmaps[c_in:]
+        cmaps = _maps(c)
+        maps = pins + [cmaps[j] for j in keep] + cmaps[c_in:]
         with ir.InsertionPoint(c), c.location:
             fused = ir.Operation.create(
                 "linalg.generic", results=[r.type for r in c.results], operands=ins + outs,

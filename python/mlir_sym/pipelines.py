@@ -65,7 +65,7 @@ PIPELINES: dict[str, str] = {
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
         "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
-        "sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-fuse-elementwise-chains, sym-fold-transposes, sym-fold-reduction-reshapes, sym-unshare-inits, "
+        "sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-unshare-inits, "
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
