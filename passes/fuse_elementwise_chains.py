@@ -19,7 +19,8 @@ A producer P is fused into a consumer C when:
     identity output map whose body does not read its `outs` value; C all-parallel or a reduction
     that is not a contraction (a body of only extf / mulf / addf: sym-gpu-library-calls' form);
   - C reads P's result (every such operand) as an input through one permutation map over as many
-    loops (P's input maps are composed with it: q's bias add read through the permute into heads);
+    loops (P's input maps are composed with it, and P's `linalg.index k` becomes the index of C's
+    loop that P's loop k is: q's bias add read through the permute into heads);
     the fused generic still has an operand giving each loop's size, and, C being a reduction, is not
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
@@ -165,7 +166,7 @@ class FuseElementwiseChains(SymPass):
                 continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             if _would_contract(p, c):
                 continue
-            self._fuse(p, c, reads, pins)
+            self._fuse(p, c, reads, pins, cmaps[i])
             self.bump("generics-fused")
             return True
         return False
@@ -193,7 +194,7 @@ class FuseElementwiseChains(SymPass):
         return others == 0 or len(list(body.operations)) <= _MAX_COPIED_BODY
 
     @staticmethod
-    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap]) -> None:
+    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap], perm: ir.AffineMap) -> None:
         p_in, c_in = _n_inputs(p), _n_inputs(c)
         init = p.operands[p_in]
         keep = [j for j in range(c_in) if j not in reads]
@@ -230,6 +231,10 @@ class FuseElementwiseChains(SymPass):
                         mapping[cb.arguments[j]] = produced
                     continue
                 _clone_into(o, mapping)
+                if o.name == "linalg.index":  # P's loop k is C's loop perm.results[k]
+                    new = mapping[o.results[0]].owner
+                    k = ir.IntegerAttr(o.attributes["dim"]).value
+                    new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), perm.results[k].position)
             for o in cb.operations:
                 _clone_into(o.operation, mapping)
         for old, new in zip(c.results, fused.results):

@@ -273,3 +273,34 @@ func.func @no_new_contraction(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %e: tens
   } -> tensor<?x?xf32>
   return %s, %n : tensor<?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#t = affine_map<(i, j) -> (j, i)>
+
+// Through a permutation, the producer's `linalg.index 1` (its loop j) is the consumer's loop 0 (a
+// gather along the last dim, `x.index_select(-1, i) * 3`, read its indices transposed before).
+// CHECK-LABEL: func.func @index_through_a_permutation
+// CHECK:       linalg.generic
+// CHECK:         linalg.index 0 : index
+// CHECK-NOT:     linalg.index 1
+// CHECK:         arith.negf
+func.func @index_through_a_permutation(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %t = arith.addf %in, %jf : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %b = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.negf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %b : tensor<?x?xf32>
+}

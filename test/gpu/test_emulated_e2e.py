@@ -24,6 +24,7 @@ from test_datadep import DYNAMO_SETTINGS as DATADEP_SETTINGS
 from test_datadep import run_case as run_datadep_case
 from test_masks import CASES as MASK_CASES
 from test_masks import run_case as run_mask_case
+from test_errors import GATHERS
 
 
 @pytest.fixture(autouse=True)
@@ -82,3 +83,13 @@ def test_column_sum_of_a_view(monkeypatch):
     for m, n in [(5, 8), (3, 16), (40, 6)]:
         x = torch.randn(m, n)
         torch.testing.assert_close(cf(x), fn(x))
+
+
+@pytest.mark.parametrize("fn,make_x,make_i,bad", [pytest.param(*g, id=g[0].__name__.lstrip("_")) for g in GATHERS])
+def test_gathers_emulated(fn, make_x, make_i, bad):
+    """test/python/test_errors.py's gathers of every rank and dim through the GPU mapping (the GPU's
+    `index_select(-1, i) * 3` once fused the gather's `linalg.index` through a permutation wrongly)."""
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n, idx in ((5, [0, 4, 2, 2, 1, 3]), (9, [8, 1, 3, 0, 2, 7, 5, 6])):
+        x, i = make_x(n), make_i(idx)
+        torch.testing.assert_close(compiled(x, i), fn(x, i))
