@@ -10,7 +10,8 @@ and input maps made of dims and zeros, bodies that do not read their outputs nor
 when their loops have the same sizes in some order (from each one's first init, a `tensor.empty`:
 static sizes equal, dynamic sizes the same SSA values; in the same order, or each size but 1 once so
 that the loops pair up unambiguously: q written as [1, n, 4, 64] beside k as [1, 4, n, 64]); and when no use of the
-earlier one's results lies before the later one (so neither reads the other). The fused generic's
+earlier one's results lies before the later one (so neither reads the other; `tensor.dim`s aside,
+which then ask the earlier one's init). The fused generic's
 loops are the earlier one's, the later one's maps rewritten over them; it sits at the later one's
 place and takes both inputs, both inits and both bodies; at most 4 results and 48 body ops, so that
 a kernel's registers stay bounded.
@@ -174,6 +175,8 @@ def _used_before(h: ir.Operation, g: ir.Operation) -> bool:
     for r in h.results:
         for u in r.uses:
             o = _user(u)
+            if o.name == "tensor.dim":
+                continue  # asks the init instead once fused (see _fuse)
             while o.parent != fn:  # a use nested in an op of the function's body
                 o = o.parent
             if o.block != g.block:
@@ -221,6 +224,10 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
                     continue
                 _clone_into(o, mapping)
         ir.Operation.create("linalg.yield", operands=yielded)
+    for k, r in enumerate(h.results):  # a tensor.dim before `g` cannot ask the fused result: its init has the sizes
+        for u in list(r.uses):
+            if _user(u).name == "tensor.dim":
+                _user(u).operands[0] = h.operands[hn + k]
     results = list(fused.results)
     for old, new in zip(list(h.results) + list(g.results), results):
         old.replace_all_uses_with(new)

@@ -190,3 +190,30 @@ func.func @sizes_through_dims(%a: tensor<?x4xf32>, %flat: tensor<?xf32>, %n: ind
   } -> tensor<?x4xf32>
   return %p, %q : tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A `tensor.dim` of the earlier result between the two asks its init instead: still fused.
+// CHECK-LABEL: func.func @dim_between
+// CHECK:       %[[E:.+]] = tensor.empty(%arg1) : tensor<?xf32>
+// CHECK:       tensor.dim %[[E]], %{{.+}} : tensor<?xf32>
+// CHECK:       linalg.generic {{.*}} outs(%[[E]], %[[E]] : tensor<?xf32>, tensor<?xf32>)
+// CHECK-NOT:   linalg.generic
+func.func @dim_between(%a: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.sin %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %x, %y, %d : tensor<?xf32>, tensor<?xf32>, index
+}
