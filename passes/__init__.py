@@ -42,5 +42,6 @@ from mlir_sym.passes import (  # noqa: F401
     strip_facts,
     sym_to_arith,
     torch_elementwise_math,
+    torch_unflatten,
     unshare_inits,
 )

@@ -517,6 +517,23 @@ add(Case("split_slices_batch1", _fn(_split_slices), lambda n: (randn(n, 1, n, 12
 add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40)))
 
 
+class _ProjectBack(nn.Module):
+    """A linear layer over [b, s, d] with b and s both dynamic, its result viewed back to [b, s, 12]:
+    an unflatten into two dynamic sizes (sym-torch-unflatten), then heads split off beside them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 12)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        y = self.lin(x.reshape(-1, d)).view(b, s, 12)
+        return torch.relu(y).view(b, s, 3, 4).sum(-1)
+
+
+add(Case("linear_dynamic_batch", _module(_ProjectBack), lambda n: (randn(n, n + 1, 2 * n + 1, 8),), atol=1e-5, rtol=1e-5))
+
+
 # Eager's numerics where torch-mlir's lowerings differ (mlir_sym/numerics.py): NaN through clamps and
 # maximum/minimum, NaN sorted as the largest key, 1/0 = inf, and half-precision math computed in
 # float32 and rounded once (within 2 units in the last place: the CPU JIT keeps chains of bf16
