@@ -1,6 +1,7 @@
 """Helpers shared by the passes that work on compute functions (every `func.func` with a body that
 is not the guard function): sym-readonly-inputs, sym-unshare-inits, sym-defer-nested-asserts and
-sym-nested-assert-to-status, and the GPU passes."""
+sym-nested-assert-to-status, the GPU passes, and the fusion passes on linalg generics (their maps,
+operand uses, and bodies cloned with remapped operands)."""
 from __future__ import annotations
 
 from torch_mlir import ir
@@ -43,3 +44,29 @@ def walk_ops(op: ir.Operation):
             for child in block.operations:
                 yield child.operation
                 yield from walk_ops(child.operation)
+
+
+def use_owner(use) -> ir.Operation:
+    """The operation holding an operand use, as an `ir.Operation`."""
+    o = use.owner
+    return o.operation if hasattr(o, "operation") else o
+
+
+def indexing_maps(g: ir.Operation) -> list[ir.AffineMap]:
+    """A linalg op's indexing maps."""
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+
+
+def dim_or_zero(e) -> bool:
+    """Whether an affine expression is a loop dim or the constant 0 (a broadcast unit dim)."""
+    return isinstance(e, ir.AffineDimExpr) or (isinstance(e, ir.AffineConstantExpr) and e.value == 0)
+
+
+def clone_remapped(o: ir.Operation, mapping: dict) -> None:
+    """Clone `o` at the current insertion point with its operands remapped; record its results."""
+    new = o.clone()
+    for k, v in enumerate(new.operands):
+        if v in mapping:
+            new.operands[k] = mapping[v]
+    for old, r in zip(o.results, new.results):
+        mapping[old] = r

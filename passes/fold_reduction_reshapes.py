@@ -35,12 +35,10 @@ from torch_mlir import ir
 
 from torch_mlir.dialects import tensor
 
-from mlir_sym.passes._compute_common import defining_op, walk_ops
+from mlir_sym.passes._compute_common import defining_op, use_owner, walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 
-def _user(u) -> ir.Operation:
-    return u.owner.operation if hasattr(u.owner, "operation") else u.owner
 
 
 def _groups(e: ir.Operation) -> list[list[int]]:
@@ -125,7 +123,7 @@ class FoldReductionReshapes(SymPass):
             return False
         if all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"])):
             return False
-        users = [_user(u) for u in g.results[0].uses]
+        users = [use_owner(u) for u in g.results[0].uses]
         if not users or any(u.name != "tensor.expand_shape" for u in users):
             return False
         first = users[0]

@@ -43,12 +43,10 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import compute_funcs, defining_op
+from mlir_sym.passes._compute_common import clone_remapped, compute_funcs, defining_op, indexing_maps, use_owner
 from mlir_sym.passes.registry import SymPass, register
 
 
-def _maps(g: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
 def _identity(m: ir.AffineMap) -> bool:
@@ -124,9 +122,6 @@ def _n_inputs(g: ir.Operation) -> int:
     return len(g.operands) - len(g.results)
 
 
-def _owner(use) -> ir.Operation:
-    o = use.owner
-    return o.operation if hasattr(o, "operation") else o
 
 
 @register
@@ -149,7 +144,7 @@ class FuseElementwiseChains(SymPass):
 
     def _fuse_one(self, c: ir.Operation) -> bool:
         """Fuse the first fusable producer of `c`'s inputs into it; whether one was."""
-        cmaps = _maps(c)
+        cmaps = indexing_maps(c)
         n_in = _n_inputs(c)
         for i in range(n_in):
             p = defining_op(c.operands[i])
@@ -161,7 +156,7 @@ class FuseElementwiseChains(SymPass):
             reads = [j for j in range(n_in) if c.operands[j] == value]
             if any(str(cmaps[j]) != str(cmaps[i]) for j in reads):
                 continue
-            pins = [_compose(m, cmaps[i]) for m in _maps(p)[:_n_inputs(p)]]
+            pins = [_compose(m, cmaps[i]) for m in indexing_maps(p)[:_n_inputs(p)]]
             if not _covers_loops(pins + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
                 continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             if _would_contract(p, c):
@@ -175,19 +170,19 @@ class FuseElementwiseChains(SymPass):
     def _producer_ok(p: ir.Operation, c: ir.Operation) -> bool:
         if not _elementwise(p) or len(p.results) != 1:
             return False
-        pmaps = _maps(p)
-        if not _identity(pmaps[-1]) or pmaps[-1].n_dims != _maps(c)[0].n_dims:
+        pmaps = indexing_maps(p)
+        if not _identity(pmaps[-1]) or pmaps[-1].n_dims != indexing_maps(c)[0].n_dims:
             return False
         body = p.regions[0].blocks[0]
         if len(list(body.arguments[_n_inputs(p)].uses)) != 0:  # reads its outs value
             return False
         others = 0
         for u in p.results[0].uses:
-            owner = _owner(u)
+            owner = use_owner(u)
             if owner.name == "tensor.dim":
                 continue
             if u.operand_number >= _n_inputs(owner) or not _consumer(owner) or owner.block != p.block \
-                    or not _permutation(_maps(owner)[u.operand_number]) or _maps(owner)[0].n_dims != pmaps[-1].n_dims:
+                    or not _permutation(indexing_maps(owner)[u.operand_number]) or indexing_maps(owner)[0].n_dims != pmaps[-1].n_dims:
                 return False
             others += owner != c
         # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer)
@@ -200,7 +195,7 @@ class FuseElementwiseChains(SymPass):
         keep = [j for j in range(c_in) if j not in reads]
         ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep]
         outs = list(c.operands[c_in:])
-        cmaps = _maps(c)
+        cmaps = indexing_maps(c)
         maps = pins + [cmaps[j] for j in keep] + cmaps[c_in:]
         with ir.InsertionPoint(c), c.location:
             fused = ir.Operation.create(
@@ -230,27 +225,18 @@ class FuseElementwiseChains(SymPass):
                     for j in reads:
                         mapping[cb.arguments[j]] = produced
                     continue
-                _clone_into(o, mapping)
+                clone_remapped(o, mapping)
                 if o.name == "linalg.index":  # P's loop k is C's loop perm.results[k]
                     new = mapping[o.results[0]].owner
                     k = ir.IntegerAttr(o.attributes["dim"]).value
                     new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), perm.results[k].position)
             for o in cb.operations:
-                _clone_into(o.operation, mapping)
+                clone_remapped(o.operation, mapping)
         for old, new in zip(c.results, fused.results):
             old.replace_all_uses_with(new)
         c.erase()
-        if all(_owner(u).name == "tensor.dim" for u in p.results[0].uses):
+        if all(use_owner(u).name == "tensor.dim" for u in p.results[0].uses):
             for u in list(p.results[0].uses):  # the dims of P's result are those of its outs operand
-                _owner(u).operands[0] = init
+                use_owner(u).operands[0] = init
             p.erase()
 
-
-def _clone_into(o: ir.Operation, mapping: dict) -> None:
-    """Clone `o` at the current insertion point with its operands remapped; record its results."""
-    new = o.clone()
-    for k, v in enumerate(new.operands):
-        if v in mapping:
-            new.operands[k] = mapping[v]
-    for old, r in zip(o.results, new.results):
-        mapping[old] = r

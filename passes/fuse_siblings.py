@@ -27,27 +27,22 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import compute_funcs, constant_value, defining_op
+from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, constant_value, defining_op, dim_or_zero,
+                                              indexing_maps, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 _MAX_RESULTS = 4
 _MAX_BODY_OPS = 48
 
 
-def _user(u) -> ir.Operation:
-    return u.owner.operation if hasattr(u.owner, "operation") else u.owner
 
 
-def _maps(g: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
 def _n_inputs(g: ir.Operation) -> int:
     return len(g.opview.inputs)
 
 
-def _dim_or_zero(e) -> bool:
-    return isinstance(e, ir.AffineDimExpr) or (isinstance(e, ir.AffineConstantExpr) and e.value == 0)
 
 
 def _candidate(g: ir.Operation) -> bool:
@@ -58,8 +53,8 @@ def _candidate(g: ir.Operation) -> bool:
     if not all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"])):
         return False
     n_in = _n_inputs(g)
-    maps = _maps(g)
-    if not all(_dim_or_zero(e) for m in maps for e in m.results):
+    maps = indexing_maps(g)
+    if not all(dim_or_zero(e) for m in maps for e in m.results):
         return False
     if not all(m.is_permutation for m in maps[n_in:]):
         return False
@@ -115,7 +110,7 @@ def _loop_key(g: ir.Operation) -> tuple | None:
     dims = [("s", d) if not ir.ShapedType.is_dynamic_size(d) else _size(next(dyn))
             for d in ir.RankedTensorType(init.type).shape]
     key: list = [None] * len(dims)
-    for j, e in enumerate(_maps(g)[n_in].results):  # output dim j is loop e
+    for j, e in enumerate(indexing_maps(g)[n_in].results):  # output dim j is loop e
         key[e.position] = dims[j]
     return tuple(key)
 
@@ -151,21 +146,13 @@ def _remap_loops(g: ir.Operation, p: list[int]) -> list[ir.AffineMap]:
                  for e in m.results]
         return ir.AffineMap.get(m.n_dims, m.n_symbols, exprs)
 
-    return [remap(m) for m in _maps(g)]
+    return [remap(m) for m in indexing_maps(g)]
 
 
 def _body_size(g: ir.Operation) -> int:
     return len(list(g.regions[0].blocks[0].operations))
 
 
-def _clone_into(o: ir.Operation, mapping: dict) -> None:
-    """Clone `o` at the current insertion point with its operands remapped; record its results."""
-    new = o.clone()
-    for k, v in enumerate(new.operands):
-        if v in mapping:
-            new.operands[k] = mapping[v]
-    for old, r in zip(o.results, new.results):
-        mapping[old] = r
 
 
 def _used_before(h: ir.Operation, g: ir.Operation) -> bool:
@@ -174,7 +161,7 @@ def _used_before(h: ir.Operation, g: ir.Operation) -> bool:
     fn = g.parent
     for r in h.results:
         for u in r.uses:
-            o = _user(u)
+            o = use_owner(u)
             if o.name == "tensor.dim":
                 continue  # asks the init instead once fused (see _fuse)
             while o.parent != fn:  # a use nested in an op of the function's body
@@ -190,7 +177,7 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
     """One generic at `g`'s place computing `h`'s results and then `g`'s: its loop i is `h`'s loop i
     and `g`'s loop p[i]."""
     hn, gn = _n_inputs(h), _n_inputs(g)
-    hm, gm = _maps(h), _remap_loops(g, p)
+    hm, gm = indexing_maps(h), _remap_loops(g, p)
     ins = list(h.operands[:hn]) + list(g.operands[:gn])
     outs = list(h.operands[hn:]) + list(g.operands[gn:])
     maps = hm[:hn] + gm[:gn] + hm[hn:] + gm[gn:]
@@ -222,12 +209,12 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
                 if o.name == "linalg.yield":
                     yielded.extend(mapping[v] if v in mapping else v for v in o.operands)
                     continue
-                _clone_into(o, mapping)
+                clone_remapped(o, mapping)
         ir.Operation.create("linalg.yield", operands=yielded)
     for k, r in enumerate(h.results):  # a tensor.dim before `g` cannot ask the fused result: its init has the sizes
         for u in list(r.uses):
-            if _user(u).name == "tensor.dim":
-                _user(u).operands[0] = h.operands[hn + k]
+            if use_owner(u).name == "tensor.dim":
+                use_owner(u).operands[0] = h.operands[hn + k]
     results = list(fused.results)
     for old, new in zip(list(h.results) + list(g.results), results):
         old.replace_all_uses_with(new)

@@ -29,26 +29,20 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import dim_or_zero, indexing_maps, use_owner, walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 _MAX_SLICES = 8
 
 
-def _user(u) -> ir.Operation:
-    return u.owner.operation if hasattr(u.owner, "operation") else u.owner
 
 
-def _maps(g: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
 def _all_parallel(g: ir.Operation) -> bool:
     return all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"]))
 
 
-def _dim_or_zero(e) -> bool:
-    return isinstance(e, ir.AffineDimExpr) or (isinstance(e, ir.AffineConstantExpr) and e.value == 0)
 
 
 def _mixed(static: ir.DenseI64ArrayAttr, dynamic) -> list:
@@ -60,7 +54,7 @@ def _mixed(static: ir.DenseI64ArrayAttr, dynamic) -> list:
 def _copied(v: ir.Value) -> bool:
     """Whether every reader of `v`, through reshapes, copies it anyway: a linalg.transpose or an
     elementwise generic reading it as an input."""
-    users = [(_user(u), u.operand_number) for u in v.uses]
+    users = [(use_owner(u), u.operand_number) for u in v.uses]
     if not users:
         return False
     for o, n in users:
@@ -82,16 +76,16 @@ def _splittable(g: ir.Operation) -> list[ir.Operation] | None:
     """`g`'s slices when it may be split (see the module's summary), else None."""
     if len(g.results) != 1 or not isinstance(g.results[0].type, ir.RankedTensorType) or not _all_parallel(g):
         return None
-    maps = _maps(g)
+    maps = indexing_maps(g)
     out = list(maps[-1].results)
     if len(out) != maps[-1].n_dims or not all(isinstance(e, ir.AffineDimExpr) and e.position == i for i, e in enumerate(out)):
         return None  # not the identity
-    if not all(_dim_or_zero(e) for m in maps[:-1] for e in m.results):
+    if not all(dim_or_zero(e) for m in maps[:-1] for e in m.results):
         return None
     body = g.regions[0].blocks[0]
     if list(body.arguments[-1].uses) or any(o.operation.name == "linalg.index" for o in body.operations):
         return None
-    slices = [_user(u) for u in g.results[0].uses if _user(u).name != "tensor.dim"]
+    slices = [use_owner(u) for u in g.results[0].uses if use_owner(u).name != "tensor.dim"]
     rank = ir.RankedTensorType(g.results[0].type).rank
     if not (2 <= len(slices) <= _MAX_SLICES):
         return None
@@ -126,7 +120,7 @@ class SplitSlicedGenerics(SymPass):
             slices = _splittable(g)
             if slices is None:
                 continue
-            maps = _maps(g)
+            maps = indexing_maps(g)
             n_in = len(g.opview.inputs)
             for s in slices:
                 sv = s.opview
@@ -153,7 +147,7 @@ class SplitSlicedGenerics(SymPass):
                 s.erase()
             init = g.operands[n_in]
             for u in list(g.results[0].uses):  # tensor.dims: the result's dims are the init's
-                _user(u).operands[0] = init
+                use_owner(u).operands[0] = init
             g.erase()
             owner = init.owner
             if not isinstance(owner, ir.Block) and owner.name == "tensor.empty" and not list(init.uses):
