@@ -15,7 +15,9 @@ symbolic ones, `tensor.dim`s of the input for the dims outside the group), and
 `torch_c.from_builtin_tensor` of the result. Unflattens with a `-1` or a non-constant `dim`, and
 those into at most one dynamic size, are left to torch-mlir. (Heads split off beside two dynamic
 dims, [b, s, 256] to [b, s, 4, 64], are still its runtime reshape: lowering those here too removed
-the remaining allocations but cost batch 1 six launch sites, not understood yet.)
+the remaining allocations but cost batch 1 six launch sites: the `tensor.dim` sizes made here are
+values torch-mlir's broadcast checks cannot relate to their own, so a size assert stayed and the
+causal mask was materialized.)
 
 Before:
   %l = torch.prim.ListConstruct %s0, %s1 : (!torch.int, !torch.int) -> !torch.list<int>
