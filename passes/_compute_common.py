@@ -70,3 +70,17 @@ def clone_remapped(o: ir.Operation, mapping: dict) -> None:
             new.operands[k] = mapping[v]
     for old, r in zip(o.results, new.results):
         mapping[old] = r
+
+
+def new_generic(before: ir.Operation, results: list, ins: list, outs: list, maps: list,
+                iterator_types: ir.Attribute) -> ir.Operation:
+    """A `linalg.generic` right before `before` (at its location), with an empty body region."""
+    with ir.InsertionPoint(before), before.location:
+        return ir.Operation.create(
+            "linalg.generic", results=results, operands=ins + outs,
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                "iterator_types": iterator_types,
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), len(outs)]),
+            },
+            regions=1)

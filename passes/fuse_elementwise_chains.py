@@ -43,7 +43,8 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import clone_remapped, compute_funcs, defining_op, indexing_maps, use_owner
+from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, defining_op, indexing_maps, new_generic,
+                                              use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -197,15 +198,7 @@ class FuseElementwiseChains(SymPass):
         outs = list(c.operands[c_in:])
         cmaps = indexing_maps(c)
         maps = pins + [cmaps[j] for j in keep] + cmaps[c_in:]
-        with ir.InsertionPoint(c), c.location:
-            fused = ir.Operation.create(
-                "linalg.generic", results=[r.type for r in c.results], operands=ins + outs,
-                attributes={
-                    "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-                    "iterator_types": c.attributes["iterator_types"],
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), len(outs)]),
-                },
-                regions=1)
+        fused = new_generic(c, [r.type for r in c.results], ins, outs, maps, c.attributes["iterator_types"])
         pb, cb = p.regions[0].blocks[0], c.regions[0].blocks[0]
         types = [a.type for a in pb.arguments[:p_in]] + [cb.arguments[j].type for j in keep] + \
                 [a.type for a in cb.arguments[c_in:]]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, constant_value, defining_op, dim_or_zero,
-                                              indexing_maps, use_owner)
+                                              indexing_maps, new_generic, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 _MAX_RESULTS = 4
@@ -181,16 +181,8 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
     ins = list(h.operands[:hn]) + list(g.operands[:gn])
     outs = list(h.operands[hn:]) + list(g.operands[gn:])
     maps = hm[:hn] + gm[:gn] + hm[hn:] + gm[gn:]
-    with ir.InsertionPoint(g), g.location:
-        fused = ir.Operation.create(
-            "linalg.generic", results=[r.type for r in h.results] + [r.type for r in g.results],
-            operands=ins + outs,
-            attributes={
-                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-                "iterator_types": g.attributes["iterator_types"],
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), len(outs)]),
-            },
-            regions=1)
+    fused = new_generic(g, [r.type for r in h.results] + [r.type for r in g.results], ins, outs, maps,
+                        g.attributes["iterator_types"])
     hb, gb = h.regions[0].blocks[0], g.regions[0].blocks[0]
     hargs, gargs = list(hb.arguments), list(gb.arguments)
     types = [a.type for a in hargs[:hn]] + [a.type for a in gargs[:gn]] + \
