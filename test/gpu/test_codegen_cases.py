@@ -196,6 +196,29 @@ def test_half_linear_multiplies_the_half_buffers(tmp_path, monkeypatch):
     assert src.count("rt.launch(") == 1, src
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_half_products_write_half_results(dtype, tmp_path, monkeypatch):
+    """Attention's `probs @ v` and a linear without bias in bf16 / f16: cuBLAS writes the half result
+    (sym-gpu-library-half-results), no float32 buffer and no rounding kernel; the product with a bias
+    still goes through float32 (its bias add and rounding are one kernel)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    proj = torch.nn.Linear(16, 16, bias=False).to(dtype)
+    lin = torch.nn.Linear(16, 8).to(dtype)
+
+    def f(p, v):
+        return lin(proj(torch.softmax(p, dim=-1) @ v))
+
+    t = {"bfloat16": "'bfloat16'", "float16": "'float16'"}[str(dtype).split(".")[1]]
+    p, v = torch.randn(2, 4, 5, 5, dtype=dtype), torch.randn(2, 4, 5, 16, dtype=dtype)
+    src = _codegen_fn(f, (p, v))[0].program.source
+    assert len(re.findall(rf"rt\.library_einsum\(True, '[a-z,>-]+', \({t}, {t}, {t}\)", src)) == 2, src
+    assert len(re.findall(rf"rt\.library_einsum\(True, '[a-z,>-]+', \({t}, {t}, 'float32'\)", src)) == 1, src
+    # softmax (2), v's copy for the batched product, the last bias add and rounding: no rounding kernel
+    # after the two half products (5 launches without the pass)
+    assert src.count("rt.launch(") == 4, src
+
+
 def test_assert_async_is_checked_by_the_host(tmp_path, monkeypatch):
     """torch._assert_async on the GPU: the host program reads the condition back and returns the
     check's failure status (it used to be dropped)."""

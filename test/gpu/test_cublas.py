@@ -2,7 +2,8 @@
 float64 einsum: every matmul form and layout test_cublas_plan.py plans (one GEMM, or one per index of
 a group that does not collapse), with tensors and with arena descriptors as operands, float32 /
 float64 / bf16 / f16 (half operands into float32 too), set and accumulated; the shapes cuBLAS cannot
-read through torch on wrapped descriptors; a side stream. GPU only."""
+read through torch on wrapped descriptors (and a half result that several GEMMs would add up); a side
+stream. GPU only."""
 from __future__ import annotations
 
 import os
@@ -49,7 +50,11 @@ def _check(equation: str, layout: str, types: tuple, as_desc: bool) -> None:
     torch.testing.assert_close(c.double(), 2 * want, **tol)
     calls = gemm_calls(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, c)), True)
     in_cublas = calls is not None and not any(slow_transposed(p, types[0]) for p, *_ in calls)
-    assert len(rt._gemms) == 2 and all((e is not False) == in_cublas for e in rt._gemms.values())
+    # a half result set by several GEMMs adding up (a group that does not collapse) is one product
+    # through torch: rounded once
+    split_half = calls is not None and types[1] in ("bfloat16", "float16") and any(not s for *_, s in calls)
+    assert len(rt._gemms) == 2
+    assert all((e is not False) == (in_cublas and not (key[1] and split_half)) for key, e in rt._gemms.items())
 
 
 @pytest.mark.parametrize("types", TYPES, ids=lambda t: "-".join(t))

@@ -489,6 +489,8 @@ class Runtime:
             return False
         if any(p.batch == 0 or p.m == 0 or p.n == 0 or cublas.slow_transposed(p, dtypes[0]) for p, *_ in plans):
             return False  # an empty product (torch's path does nothing); a slow float32 "tn" GEMM
+        if init and dtypes[2] in ("bfloat16", "float16") and any(not sub_init for *_, sub_init in plans):
+            return False  # GEMMs adding into a half result would round each partial sum: one product
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
