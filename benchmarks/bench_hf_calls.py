@@ -9,7 +9,7 @@ for CUDA graphs, each size's capture), then timed per length. The outputs are ch
 weights (`err_vs_fp32`, eager's own in the `eager` row): how much a backend's half-precision
 numerics add to eager's.
 
-    python benchmarks/bench_hf_calls.py [--models gpt2,bert] [--lengths 8,32,128] [--calls 200]
+    python benchmarks/bench_hf_calls.py [--models gpt2,bert] [--lengths 8,32,128] [--batch 1] [--calls 200]
         [--dtype float32|bfloat16|float16] [--json out.json]
 """
 from __future__ import annotations
@@ -46,6 +46,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default="gpt2,bert")
     p.add_argument("--lengths", default="8,32,128")
+    p.add_argument("--batch", type=int, default=1, help="rows of input ids (above 1: a dynamic batch)")
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--backends", default="eager,inductor,mlir_sym,mlir_sym_graphs")
     p.add_argument("--dtype", default="float32")
@@ -62,7 +63,7 @@ def main() -> None:
         dtype = getattr(torch, a.dtype)
         torch.manual_seed(0)
         model = make_model(name).to(dev).eval()
-        ids = {L: torch.randint(0, 8000, (1, L), device=dev) for L in lengths}
+        ids = {L: torch.randint(0, 8000, (a.batch, L), device=dev) for L in lengths}
 
         def out(o):
             return o.logits if hasattr(o, "logits") and o.logits is not None else o.last_hidden_state

@@ -3,7 +3,7 @@ calls), GPU kernel time and kernel count a call (torch.profiler's CUDA activity)
 for our backends also the Python functions with the most own time (cProfile). What to read before
 working on per-call time: host-bound (wall >> GPU time) or GPU-bound (fewer, faster kernels).
 
-    python benchmarks/profile_hf_calls.py [--models bert,gpt2] [--length 8] [--calls 50]
+    python benchmarks/profile_hf_calls.py [--models bert,gpt2] [--length 8] [--batch 1] [--calls 50]
         [--backends inductor,mlir_sym,mlir_sym_graphs]   (CUDA only; needs transformers)
 """
 from __future__ import annotations
@@ -88,6 +88,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default="bert,gpt2")
     p.add_argument("--length", type=int, default=8)
+    p.add_argument("--batch", type=int, default=1, help="rows of input ids (above 1: a dynamic batch)")
     p.add_argument("--calls", type=int, default=50)
     p.add_argument("--backends", default="inductor,mlir_sym,mlir_sym_graphs")
     p.add_argument("--top", type=int, default=12)
@@ -104,7 +105,7 @@ def main() -> None:
     for name in a.models.split(","):
         torch.manual_seed(0)
         model = make_model(name).to("cuda", getattr(torch, a.dtype)).eval()
-        ids = torch.randint(0, 8000, (1, a.length), device="cuda")
+        ids = torch.randint(0, 8000, (a.batch, a.length), device="cuda")
         for be in a.backends.split(","):
             torch._dynamo.reset()
             mb._CACHE.clear()
@@ -117,7 +118,7 @@ def main() -> None:
                     call()
                 wall = wall_us(call, a.calls)
                 gpu, n, top = gpu_profile(call, a.calls)
-                print(f"\n== {name} L={a.length} {be}: wall {wall:.1f} us/call, GPU {gpu:.1f} us/call, "
+                print(f"\n== {name} B={a.batch} L={a.length} {be}: wall {wall:.1f} us/call, GPU {gpu:.1f} us/call, "
                       f"{n:.1f} kernels/call", flush=True)
                 for k, us, c in top[:a.top]:
                     print(f"   {us:8.1f} us  x{c:<3d} {k[:110]}")

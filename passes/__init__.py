@@ -44,5 +44,6 @@ from mlir_sym.passes import (  # noqa: F401
     sym_to_arith,
     torch_elementwise_math,
     torch_unflatten,
+    unify_sizes,
     unshare_inits,
 )

@@ -17,7 +17,9 @@ Facts:
   `"2*s0 + 1"`, `"s0//2"`, `"Mod(s0, 8)"`, `"Min(s0, s1)"`), or `"?"` for a dimension with no known
   expression (integer attributes are accepted too):
     func.func @main(%a: tensor<?x?xf32> {sym.dims = ["s0", "s1"]}, %b: tensor<?x?xf32> {sym.dims = ["s1", "s2"]})
-* `sym.bind` facts with `dim = d` on the function's arguments (before `sym-strip-facts` removes them);
+* argument attribute `sym.int` on an integer argument (a SymInt input): its value, e.g. `"s0"`;
+* `sym.bind` facts on the function's arguments, with `dim = d` or on a SymInt (before `sym-strip-facts`
+  turns them into the attributes above);
 * static dimensions of the tensor types, and that every dimension is non-negative (which alone proves
   torch-mlir's `arith.cmpi sge, %dim, %c0` "negative values not allowed" checks);
 * the declared ranges of the module's `sym.symbol`s, when it declares any (a name in `sym.dims` must
@@ -26,9 +28,13 @@ Facts:
 
 The conditions are read through `arith` (`cmpi` signed and, on provably non-negative operands,
 unsigned; `addi subi muli floordivsi ceildivsi minsi maxsi`, `divsi/remsi` on non-negative operands,
-`index_cast`, `ext*`, `trunci`, `select` on a decided condition, `andi ori`, `xori` with true) and
-`tensor.dim`/`memref.dim` with a constant index. Anything else is an unknown value, so an assert that
-depends on it stays. Statistics: `asserts-removed`.
+`index_cast`, `ext*`, `trunci`, `select` on a decided condition, `andi ori`, `xori` with true),
+`affine.apply`, and `tensor.dim`/`memref.dim` with a constant index, read through the op that made the
+tensor: `tensor.empty` / `memref.alloc` sizes, `expand_shape` output sizes, `collapse_shape` groups
+(products), `extract_slice` / `subview` sizes, casts, and a linalg op's `outs` for its results (at a
+dynamic batch torch-mlir checks sizes of reshaped and sliced values against the SymInt arguments: GPT-2
+kept eight such checks, each a branch of the host program that stopped fusion across it). Anything else
+is an unknown value, so an assert that depends on it stays. Statistics: `asserts-removed`.
 """
 from __future__ import annotations
 
@@ -41,6 +47,7 @@ from mlir_sym.passes.canonicalize import declared_ranges, functions, module_of
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 DIMS_ATTR = "sym.dims"
+INT_ATTR = "sym.int"
 _SIGNED = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
 _UNSIGNED = {6: "lt", 7: "le", 8: "gt", 9: "ge"}
 _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
@@ -65,6 +72,49 @@ def _rank_and_shape(t: ir.Type) -> list[int | None] | None:
         st = ir.ShapedType(t)
         return [None if st.is_dynamic_dim(i) else st.get_dim_size(i) for i in range(st.rank)]
     return None
+
+
+_AFFINE_BINARY = {ir.AffineAddExpr: "add", ir.AffineMulExpr: "mul", ir.AffineFloorDivExpr: "floordiv",
+                  ir.AffineCeilDivExpr: "ceildiv", ir.AffineModExpr: "mod"}
+
+
+def _affine(e, dims: list, syms: list):
+    """An affine expression over sympy operands as a sympy expression (None for an unknown form)."""
+    if isinstance(e, ir.AffineConstantExpr):
+        return shapes.sympy_int(e.value)
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return syms[e.position]
+    kind = _AFFINE_BINARY.get(type(e))
+    if kind is None:
+        return None
+    lhs, rhs = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
+    return None if lhs is None or rhs is None else shapes.size_binary(kind, lhs, rhs)
+
+
+def _fact_expr(fn: ir.Operation, where: str, e: ir.Attribute, declared: dict, static: int | None):
+    """A fact attribute's entry as a sympy expression (None for "?"), checked: a string in sympy
+    syntax or an integer, naming declared symbols only, agreeing with a static size."""
+    if isinstance(e, ir.IntegerAttr):
+        expr = shapes.sympy_int(ir.IntegerAttr(e).value)
+    elif isinstance(e, ir.StringAttr):
+        text = ir.StringAttr(e).value
+        if text.strip() == "?":
+            return None
+        try:
+            expr = shapes.parse_size_expr(text)
+        except shapes.UnsupportedExpr as err:
+            raise located_error(fn, f"{where}: {err}") from None
+    else:
+        raise located_error(fn, f"{where}: expected a string, got {e}")
+    names = {n for n in shapes.expr_symbols(expr) if not n.startswith("%")}
+    unknown = sorted(names - set(declared)) if declared else []
+    if unknown:
+        raise located_error(fn, f"{where}: unknown symbol '{unknown[0]}'")
+    if static is not None and getattr(expr, "is_Integer", False) and int(expr) != static:
+        raise located_error(fn, f"{where}: '{expr}' contradicts the static size {static}")
+    return expr
 
 
 class _Reader:
@@ -94,10 +144,71 @@ class _Reader:
         self.ints[v] = out
         return out
 
+    def dim(self, src: ir.Value, d: int):
+        """Dimension `d` of the tensor or memref `src`: a fact of an argument, a static size, or read
+        through the op that made `src` (its size operands, or the operand it takes its shape from:
+        a linalg op's `outs`, a cast's source, an expand's output sizes, a collapse's groups);
+        otherwise one opaque value per (src, d)."""
+        key = (src, d)
+        if key in self.dims:
+            return self.dims[key]
+        shape = _rank_and_shape(src.type)
+        if shape is None or not 0 <= d < len(shape):
+            return self._opaque(nonneg=True)
+        if shape[d] is not None:
+            return shapes.sympy_int(shape[d])
+        if key in self.opaque_dims:
+            return self.opaque_dims[key]
+        self.opaque_dims[key] = self._opaque(nonneg=True)  # a cycle through block arguments ends here
+        known = self._produced_dim(src, d, shape)
+        if known is not None:
+            self.opaque_dims[key] = known
+        return self.opaque_dims[key]
+
+    def _produced_dim(self, src: ir.Value, d: int, shape: list):
+        """Dimension `d` of `src` from its defining op, or None."""
+        op = _defining_op(src)
+        if op is None:
+            return None
+        name = op.name
+        dynamic_index = sum(1 for k in range(d) if shape[k] is None)  # among the result's dynamic dims
+        if name in ("tensor.empty", "memref.alloc", "memref.alloca"):
+            sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
+            return self.int(sizes[dynamic_index]) if dynamic_index < len(sizes) else None
+        if name in ("tensor.cast", "memref.cast"):
+            return self.dim(op.operands[0], d)
+        if name in ("tensor.expand_shape", "memref.expand_shape"):
+            sizes = list(op.operands)[1:]
+            return self.int(sizes[dynamic_index]) if dynamic_index < len(sizes) else None
+        if name in ("tensor.collapse_shape", "memref.collapse_shape"):
+            groups = [[ir.IntegerAttr(x).value for x in g] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+            if d >= len(groups):
+                return None
+            out = shapes.sympy_int(1)
+            for k in groups[d]:
+                out = shapes.size_binary("mul", out, self.dim(op.operands[0], k))
+            return out
+        if name in ("tensor.extract_slice", "memref.subview"):
+            static = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+            if len(static) != len(shape):
+                return None  # rank-reducing
+            segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            sizes = list(op.operands)[segments[0] + segments[1]:segments[0] + segments[1] + segments[2]]
+            k = sum(1 for x in static[:d] if x == ir.ShapedType.get_dynamic_size())
+            return self.int(sizes[k]) if static[d] == ir.ShapedType.get_dynamic_size() and k < len(sizes) else None
+        if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes:
+            # a destination-style op: result i has the shape of its i-th `outs` operand
+            segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            outs = list(op.operands)[segments[0]:segments[0] + segments[1]]
+            for i, r in enumerate(op.results):
+                if r == src and i < len(outs):
+                    return self.dim(outs[i], d)
+        return None
+
     def _int(self, v: ir.Value):
         op = _defining_op(v)
         if op is None:
-            return self._opaque()
+            return self.dims[(v, None)] if (v, None) in self.dims else self._opaque()
         name = op.name
         if name == "arith.constant":
             attr = op.attributes["value"]
@@ -114,16 +225,13 @@ class _Reader:
             d = self.int(idx)
             if not getattr(d, "is_Integer", False):
                 return self._opaque(nonneg=True)
-            d = int(d)
-            if (src, d) in self.dims:
-                return self.dims[(src, d)]
-            shape = _rank_and_shape(src.type)
-            if shape is not None and 0 <= d < len(shape) and shape[d] is not None:
-                return shapes.sympy_int(shape[d])
-            key = (src, d)
-            if key not in self.opaque_dims:  # the same dimension read twice is the same value
-                self.opaque_dims[key] = self._opaque(nonneg=True)
-            return self.opaque_dims[key]
+            return self.dim(src, int(d))
+        if name == "affine.apply":
+            amap = ir.AffineMapAttr(op.attributes["map"]).value
+            if len(amap.results) != 1:
+                return self._opaque()
+            args = [self.int(x) for x in op.operands]
+            return _affine(amap.results[0], args[:amap.n_dims], args[amap.n_dims:]) or self._opaque()
         if name in _CASTS:
             src = op.operands[0]
             if isinstance(src.type, ir.IntegerType) and ir.IntegerType(src.type).width == 1:
@@ -184,6 +292,67 @@ class _Reader:
         return shapes.OpaqueCond(("value", v))
 
 
+def argument_facts(fn: ir.Operation, declared: dict) -> dict:
+    """The size facts of a function's arguments: (argument, dim) -> expression for tensor dims
+    (`sym.dims`, `sym.bind` with `dim`), (argument, None) -> expression for SymInt arguments
+    (`sym.int`, `sym.bind` without `dim`)."""
+    entry = fn.regions[0].blocks[0]
+    dims: dict = {}
+    arg_attrs = fn.attributes["arg_attrs"] if "arg_attrs" in fn.attributes else None
+    if arg_attrs is not None:
+        for i, d in enumerate(ir.ArrayAttr(arg_attrs)):
+            d = ir.DictAttr(d)
+            arg = entry.arguments[i]
+            if INT_ATTR in d:
+                if not isinstance(arg.type, (ir.IntegerType, ir.IndexType)):
+                    raise located_error(fn, f"{INT_ATTR} on argument {i} of type {arg.type}, not an integer")
+                expr = _fact_expr(fn, f"{INT_ATTR} of argument {i}", d[INT_ATTR], declared, None)
+                if expr is not None:
+                    dims[(arg, None)] = expr
+            if DIMS_ATTR not in d:
+                continue
+            shape = _rank_and_shape(arg.type)
+            entries = d[DIMS_ATTR]
+            if not isinstance(entries, ir.ArrayAttr):
+                raise located_error(fn, f"{DIMS_ATTR} of argument {i} must be an array of strings, got {entries}")
+            entries = list(ir.ArrayAttr(entries))
+            if shape is None:
+                raise located_error(fn, f"{DIMS_ATTR} on argument {i} of type {arg.type}, not a ranked tensor or memref")
+            if len(entries) != len(shape):
+                raise located_error(
+                    fn, f"{DIMS_ATTR} of argument {i} has {len(entries)} entries for a rank-{len(shape)} argument"
+                )
+            for k, e in enumerate(entries):
+                expr = _fact_expr(fn, f"{DIMS_ATTR} of argument {i}, dim {k}", e, declared, shape[k])
+                if expr is not None:
+                    dims[(arg, k)] = expr
+    # sym.bind facts on the arguments (compute functions carry them until sym-strip-facts).
+    for op in entry.operations:
+        o = op.operation
+        if o.name != "sym.bind":
+            continue
+        arg = o.operands[0]
+        if not isinstance(arg.owner, ir.Block):
+            continue
+        k = ir.IntegerAttr(o.attributes["dim"]).value if "dim" in o.attributes else None
+        try:
+            dims.setdefault((arg, k), shapes.to_sympy(o.operands[1]))
+        except shapes.UnsupportedExpr:
+            pass
+    return dims
+
+
+def size_reader(fn: ir.Operation, declared: dict) -> _Reader:
+    """A reader of `fn`'s index values as sympy expressions of the symbols, under its argument facts
+    and the declared symbol ranges (also used by sym-unify-sizes)."""
+    dims = argument_facts(fn, declared)
+    facts = shapes.Facts({name: rng for name, rng in declared.items()})
+    for (arg, k), expr in dims.items():
+        if k is not None:  # a dimension (a SymInt argument may be negative)
+            facts.add(("dim", k, str(expr)), shapes.relation("ge", expr, 0))
+    return _Reader(facts, dims)
+
+
 @register
 class SymAssertElim(SymPass):
     """Erase cf.assert ops proven by the tensor-size facts (sym.dims / sym.bind on arguments, dims >= 0)."""
@@ -197,69 +366,9 @@ class SymAssertElim(SymPass):
             if fn.regions[0].blocks:
                 self._function(fn, declared)
 
-    def _dims(self, fn: ir.Operation, declared: dict) -> dict:
-        entry = fn.regions[0].blocks[0]
-        dims: dict = {}
-        arg_attrs = fn.attributes["arg_attrs"] if "arg_attrs" in fn.attributes else None
-        if arg_attrs is not None:
-            for i, d in enumerate(ir.ArrayAttr(arg_attrs)):
-                d = ir.DictAttr(d)
-                if DIMS_ATTR not in d:
-                    continue
-                arg = entry.arguments[i]
-                shape = _rank_and_shape(arg.type)
-                entries = d[DIMS_ATTR]
-                if not isinstance(entries, ir.ArrayAttr):
-                    raise located_error(fn, f"{DIMS_ATTR} of argument {i} must be an array of strings, got {entries}")
-                entries = list(ir.ArrayAttr(entries))
-                if shape is None:
-                    raise located_error(fn, f"{DIMS_ATTR} on argument {i} of type {arg.type}, not a ranked tensor or memref")
-                if len(entries) != len(shape):
-                    raise located_error(
-                        fn, f"{DIMS_ATTR} of argument {i} has {len(entries)} entries for a rank-{len(shape)} argument"
-                    )
-                for k, e in enumerate(entries):
-                    if isinstance(e, ir.IntegerAttr):
-                        expr = shapes.sympy_int(ir.IntegerAttr(e).value)
-                    elif isinstance(e, ir.StringAttr):
-                        text = ir.StringAttr(e).value
-                        if text.strip() == "?":
-                            continue
-                        try:
-                            expr = shapes.parse_size_expr(text)
-                        except shapes.UnsupportedExpr as err:
-                            raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: {err}") from None
-                    else:
-                        raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: expected a string, got {e}")
-                    names = {n for n in shapes.expr_symbols(expr) if not n.startswith("%")}
-                    unknown = sorted(names - set(declared)) if declared else []
-                    if unknown:
-                        raise located_error(fn, f"{DIMS_ATTR} of argument {i}, dim {k}: unknown symbol '{unknown[0]}'")
-                    if shape[k] is not None and getattr(expr, "is_Integer", False) and int(expr) != shape[k]:
-                        raise located_error(
-                            fn, f"{DIMS_ATTR} of argument {i}, dim {k}: '{expr}' contradicts the static size {shape[k]}"
-                        )
-                    dims[(arg, k)] = expr
-        # sym.bind facts on the arguments (compute functions carry them until sym-strip-facts).
-        for op in entry.operations:
-            o = op.operation
-            if o.name != "sym.bind" or "dim" not in o.attributes:
-                continue
-            arg = o.operands[0]
-            if not isinstance(arg.owner, ir.Block):
-                continue
-            try:
-                dims.setdefault((arg, ir.IntegerAttr(o.attributes["dim"]).value), shapes.to_sympy(o.operands[1]))
-            except shapes.UnsupportedExpr:
-                pass
-        return dims
-
     def _function(self, fn: ir.Operation, declared: dict) -> None:
-        dims = self._dims(fn, declared)
-        facts = shapes.Facts({name: rng for name, rng in declared.items()})
-        for (arg, k), expr in dims.items():
-            facts.add(("dim", k, str(expr)), shapes.relation("ge", expr, 0))
-        reader = _Reader(facts, dims)
+        reader = size_reader(fn, declared)
+        facts = reader.facts
         entry = fn.regions[0].blocks[0]
         erased: list[ir.Operation] = []
 

@@ -6,7 +6,8 @@ Recomputing a few arithmetic ops is cheaper on the GPU than that, so before fusi
 first gets its own copy of the producer (placed right before it), and fusion then reaches every
 consumer. Softmax's exp(x - max) feeds both the sum and the division: without this it is materialized.
 Only producers with one ranked-tensor result, all-parallel iterators and a body of at most
-12 ops are copied, and only when every user is a linalg.generic in the same block taking it as an
+12 ops without calls (a gather's bounds checks are calls, see sym-defer-nested-asserts) are copied,
+and only when every user is a linalg.generic in the same block taking it as an
 input (`ins`, not `outs`).
 
 Before:
@@ -62,6 +63,9 @@ class DuplicateElementwise(SymPass):
             return False
         if len(o.regions[0].blocks[0].operations) > _MAX_DUPLICATED_BODY:
             return False
+        if any(b.operation.name == "func.call" for b in o.regions[0].blocks[0].operations):
+            return False  # a checked gather (its bounds asserts): a copy would check again, and the
+            # original, kept for its side effect, would still run as a kernel of its own
         uses = list(o.results[0].uses)
         if len(uses) < 2:
             return False

@@ -25,7 +25,7 @@ A producer P is fused into a consumer C when:
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
     P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
-    12 ops, as sym-duplicate-elementwise copies);
+    12 ops without calls, as sym-duplicate-elementwise copies);
   - the bodies have no ops with regions.
 The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
 the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
@@ -186,8 +186,10 @@ class FuseElementwiseChains(SymPass):
                     or not _permutation(indexing_maps(owner)[u.operand_number]) or indexing_maps(owner)[0].n_dims != pmaps[-1].n_dims:
                 return False
             others += owner != c
-        # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer)
-        return others == 0 or len(list(body.operations)) <= _MAX_COPIED_BODY
+        # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer); not a
+        # checked gather's (its bounds asserts are calls: every copy would check, and load, again)
+        return others == 0 or (len(list(body.operations)) <= _MAX_COPIED_BODY
+                               and not any(o.operation.name == "func.call" for o in body.operations))
 
     @staticmethod
     def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap], perm: ir.AffineMap) -> None:

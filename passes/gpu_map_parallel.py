@@ -201,7 +201,16 @@ class GpuMapParallel(SymPass):
                                                for m in map(_match_reduction, group))
                 if columns:  # `x.mean(0)`: the coalesced column reduction, then its own elementwise launch
                     self.bump("row-groups-of-columns-split")
-                if columns or not (self.fuse_rows and _row_group_ok(group, rows) and self._row_group(group, rows)):
+                # the longest prefix that may run row by row (a loop that joins the rows but reads
+                # them elsewhere, a broadcast copy of softmax's result, runs after the group)
+                k = len(group) if self.fuse_rows and not columns else 0
+                while k >= 2 and not _row_group_ok(group[:k], rows):
+                    k -= 1
+                if k >= 2 and self._row_group(group[:k], rows):
+                    if k < len(group):
+                        self.bump("row-groups-cut")
+                        self._map_loops(group[k:], bs)
+                else:
                     self._map_loops(group, bs)
             group, rows = [], []
 

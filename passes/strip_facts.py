@@ -4,7 +4,8 @@
 compute is handed to torch-mlir's lowering (which knows no `sym`), the facts are erased together with
 the expressions only they used. What they said about tensor arguments survives as the arg attribute
 `sym.dims` (one string per dimension: the bound expression in sympy syntax, e.g. `["s0", "32",
-"2*s1"]`, `"?"` where nothing was bound), which later passes (sym-assert-elim) read. Guard functions (`sym.guards`) and module-level `sym.symbol`
+"2*s1"]`, `"?"` where nothing was bound), and what they said about SymInt arguments as `sym.int`
+(the bound expression, e.g. `"s0"`), which later passes (sym-assert-elim) read. Guard functions (`sym.guards`) and module-level `sym.symbol`
 declarations are left alone; use `sym-split-guards` style module surgery to separate them first.
 
 Before:
@@ -55,9 +56,10 @@ class StripFacts(SymPass):
 
         entry = fn.regions[0].blocks[0]
         dims: dict[int, dict[int, str]] = {}
+        ints: dict[int, str] = {}
         for child in entry.operations:
             o = child.operation
-            if o.name != "sym.bind" or "dim" not in o.attributes:
+            if o.name != "sym.bind":
                 continue
             arg = o.operands[0]
             if not isinstance(arg, ir.BlockArgument):
@@ -66,8 +68,11 @@ class StripFacts(SymPass):
                 text = str(shapes.to_sympy(o.operands[1]))
             except Exception:  # an expression we cannot read back: no fact, not a wrong one
                 continue
-            dims.setdefault(arg.arg_number, {})[ir.IntegerAttr(o.attributes["dim"]).value] = text
-        if not dims:
+            if "dim" in o.attributes:
+                dims.setdefault(arg.arg_number, {})[ir.IntegerAttr(o.attributes["dim"]).value] = text
+            else:  # a SymInt argument: its value
+                ints.setdefault(arg.arg_number, text)
+        if not dims and not ints:
             return
         old = list(ir.ArrayAttr(fn.arg_attrs)) if fn.arg_attrs is not None else [ir.DictAttr.get({})] * len(entry.arguments)
         new = []
@@ -76,5 +81,7 @@ class StripFacts(SymPass):
             if i in dims:
                 rank = sym._rank(entry.arguments[i].type) or (max(dims[i]) + 1)
                 d["sym.dims"] = ir.ArrayAttr.get([ir.StringAttr.get(dims[i].get(k, "?")) for k in range(rank)])
+            if i in ints:
+                d["sym.int"] = ir.StringAttr.get(ints[i])
             new.append(ir.DictAttr.get(d))
         fn.arg_attrs = ir.ArrayAttr.get(new)

@@ -1,5 +1,5 @@
-"""Lower `aten.unflatten.int` into several dynamic sizes to an exact `tensor.expand_shape` (on the
-torch dialect, before torch-mlir's backend pipeline).
+"""Lower `aten.unflatten.int` whose result has several dynamic dims to an exact `tensor.expand_shape`
+(on the torch dialect, before torch-mlir's backend pipeline).
 
 With a dynamic batch, every linear layer of a transformer flattens [b, s, d] to [b*s, d] and
 unflattens its result back to [b, s, n] (`fx_rewrites.views_to_collapse_split` makes GPT-2's views
@@ -13,11 +13,12 @@ of dims at `dim` takes the given sizes (the others the input's), which this pass
 `torch_c.to_builtin_tensor` of the input, the expand with its output sizes (`torch_c.to_i64` of the
 symbolic ones, `tensor.dim`s of the input for the dims outside the group), and
 `torch_c.from_builtin_tensor` of the result. Unflattens with a `-1` or a non-constant `dim`, and
-those into at most one dynamic size, are left to torch-mlir. (Heads split off beside two dynamic
-dims, [b, s, 256] to [b, s, 4, 64], are still its runtime reshape: lowering those here too removed
-the remaining allocations but cost batch 1 six launch sites: the `tensor.dim` sizes made here are
-values torch-mlir's broadcast checks cannot relate to their own, so a size assert stayed and the
-causal mask was materialized.)
+those whose result has at most one dynamic dim, are left to torch-mlir. This includes the heads
+split beside two dynamic dims ([b, s, 256] to [b, s, 4, 64], constant sizes in the group): lowering
+it here first cost batch 1 six launch sites, because the `tensor.dim` sizes made here were values
+torch-mlir's broadcast checks could not relate to their own (a size assert stayed, the causal mask
+was materialized); sym-assert-elim now reads dims through expands and the SymInt arguments' facts,
+and sym-unify-sizes makes equal sizes one value, so both batch 1 and a dynamic batch gain.
 
 Before:
   %l = torch.prim.ListConstruct %s0, %s1 : (!torch.int, !torch.int) -> !torch.list<int>
@@ -46,7 +47,7 @@ def _const_int(v: ir.Value) -> int | None:
 
 @register
 class TorchUnflatten(SymPass):
-    """Lower aten.unflatten.int into several dynamic sizes to an exact tensor.expand_shape."""
+    """Lower aten.unflatten.int with several dynamic result dims to an exact tensor.expand_shape."""
 
     name = "sym-torch-unflatten"
 
@@ -68,7 +69,7 @@ class TorchUnflatten(SymPass):
         if not (0 <= k < len(sdims)) or len(rdims) != len(sdims) + len(sizes) - 1:
             return False
         consts = [_const_int(v) for v in sizes]
-        if any(c is not None and c < 0 for c in consts) or sum(c is None for c in consts) < 2:
+        if any(c is not None and c < 0 for c in consts) or sum(d is None for d in rdims) < 2:
             return False
         groups = [[d] for d in range(k)] + [list(range(k, k + len(sizes)))] + \
                  [[d + len(sizes) - 1] for d in range(k + 1, len(sdims))]

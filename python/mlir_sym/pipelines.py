@@ -64,13 +64,13 @@ PIPELINES: dict[str, str] = {
     # kernels, which are outlined and lowered to the NVVM/LLVM dialects; the host side is left for the
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
-        "builtin.module(sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
-        "sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-unshare-inits, "
+        "builtin.module(sym-assert-elim, sym-unify-sizes, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
+        "sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes{values=0}, sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes, sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-unshare-inits, "
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-scatter-to-parallel, sym-gpu-library-calls, sym-gpu-library-half-results, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
-        "canonicalize, sym-gpu-map-parallel, gpu-launch-sink-index-computations, sym-gpu-dynamic-offsets, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
+        "canonicalize, sym-unify-sizes, sym-gpu-map-parallel, gpu-launch-sink-index-computations, sym-gpu-dynamic-offsets, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
         "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, sym-gpu-occupancy, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, convert-math-to-llvm, "
         "canonicalize, cse), reconcile-unrealized-casts)"

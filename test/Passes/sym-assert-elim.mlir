@@ -186,6 +186,57 @@ func.func @no_elim_unknown(%arg0: tensor<?xf32> {sym.dims = ["s0"]}, %p: i1, %n:
   return
 }
 
+// A SymInt argument's value (sym.int) and tensor dims read through the ops that made the tensors:
+// torch-mlir's heads split at a dynamic batch ([b*s, 768] expanded to [b, s, 768] by the SymInt
+// arguments, sliced, expanded into heads, a linalg result sized by its init) and the products' size
+// checks through affine.apply. Without the facts the same checks stay (next function).
+// CHECK-LABEL: func.func @dims_through_producers
+// CHECK-NOT:     cf.assert
+// CHECK:         return
+#sz = affine_map<()[s0] -> (s0 * 4)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @dims_through_producers(%arg0: i64 {sym.int = "s0"}, %arg1: i64 {sym.int = "s1"}, %x: tensor<?x768xf32> {sym.dims = ["s0*s1", "768"]}, %ids: tensor<?x?xi64> {sym.dims = ["s0", "s1"]}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = arith.index_cast %arg0 : i64 to index
+  %s = arith.index_cast %arg1 : i64 to index
+  %e = tensor.expand_shape %x [[0, 1], [2]] output_shape [%b, %s, 768] : tensor<?x768xf32> into tensor<?x?x768xf32>
+  %d0 = tensor.dim %e, %c0 : tensor<?x?x768xf32>
+  %d1 = tensor.dim %e, %c1 : tensor<?x?x768xf32>
+  %sl = tensor.extract_slice %e[0, 0, 256] [%d0, %d1, 256] [1, 1, 1] : tensor<?x?x768xf32> to tensor<?x?x256xf32>
+  %h = tensor.expand_shape %sl [[0], [1], [2, 3]] output_shape [%d0, %d1, 4, 64] : tensor<?x?x256xf32> into tensor<?x?x4x64xf32>
+  %h0 = tensor.dim %h, %c0 : tensor<?x?x4x64xf32>
+  %i0 = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %same_batch = arith.cmpi eq, %h0, %i0 : index
+  cf.assert %same_batch, "batch of the heads"
+  %empty = tensor.empty(%d0, %d1) : tensor<?x?x256xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sl : tensor<?x?x256xf32>) outs(%empty : tensor<?x?x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x?x256xf32>
+  %c = tensor.collapse_shape %g [[0, 1], [2]] : tensor<?x?x256xf32> into tensor<?x256xf32>
+  %rows = tensor.dim %c, %c0 : tensor<?x256xf32>
+  %x0 = tensor.dim %x, %c0 : tensor<?x768xf32>
+  %same_rows = arith.cmpi eq, %rows, %x0 : index
+  cf.assert %same_rows, "rows of the collapse"
+  %a = affine.apply #sz()[%h0]
+  %a2 = affine.apply #sz()[%b]
+  %same_product = arith.cmpi eq, %a, %a2 : index
+  cf.assert %same_product, "4 * batch"
+  return
+}
+
+// CHECK-LABEL: func.func @symint_without_fact
+// CHECK:         cf.assert
+func.func @symint_without_fact(%arg0: i64, %ids: tensor<?x?xi64> {sym.dims = ["s0", "s1"]}) {
+  %c0 = arith.constant 0 : index
+  %b = arith.index_cast %arg0 : i64 to index
+  %i0 = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %eq = arith.cmpi eq, %b, %i0 : index
+  cf.assert %eq, "batch"
+  return
+}
+
 // -----
 
 "sym.symbol"() {sym_name = "s0", lo = 2 : i64, hi = 64 : i64} : () -> ()
@@ -238,5 +289,19 @@ func.func @bad_rank(%arg0: tensor<?x?xf32> {sym.dims = ["s0"]}) {
 
 // expected-error @+1 {{sym.dims of argument 0, dim 1: '3' contradicts the static size 4}}
 func.func @bad_static(%arg0: tensor<?x4xf32> {sym.dims = ["s0", "3"]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sym.int on argument 0 of type tensor<f32>, not an integer}}
+func.func @int_fact_on_a_tensor(%arg0: tensor<f32> {sym.int = "s0"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sym.int of argument 0: cannot parse size expression '2 *'}}
+func.func @bad_int_fact(%arg0: i64 {sym.int = "2 *"}) {
   return
 }

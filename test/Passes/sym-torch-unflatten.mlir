@@ -36,7 +36,7 @@ func.func @negative_dim(%s0: !torch.int, %s1: !torch.int, %x: !torch.vtensor<[?,
 
 // -----
 
-// One dynamic size, or a -1: left to torch-mlir.
+// A result with one dynamic dim, or a -1: left to torch-mlir.
 // CHECK-LABEL: func.func @left_to_torch_mlir
 // CHECK-COUNT-2: torch.aten.unflatten.int
 // CHECK-NOT:   tensor.expand_shape
@@ -51,4 +51,23 @@ func.func @left_to_torch_mlir(%s0: !torch.int, %x: !torch.vtensor<[?,12],f32>) -
   %l2 = torch.prim.ListConstruct %s0, %intm1 : (!torch.int, !torch.int) -> !torch.list<int>
   %z = torch.aten.unflatten.int %x, %int0, %l2 : !torch.vtensor<[?,12],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,12],f32>
   return %y, %z : !torch.vtensor<[?,3,4],f32>, !torch.vtensor<[?,?,12],f32>
+}
+
+// -----
+
+// The heads split beside a dynamic batch and length: constant sizes in the group, the input's dims
+// outside it.
+// CHECK-LABEL: func.func @heads_split
+// CHECK:       %[[B:.+]] = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,?,256],f32> -> tensor<?x?x256xf32>
+// CHECK:       %[[D0:.+]] = tensor.dim %[[B]], %{{.+}} : tensor<?x?x256xf32>
+// CHECK:       %[[D1:.+]] = tensor.dim %[[B]], %{{.+}} : tensor<?x?x256xf32>
+// CHECK:       tensor.expand_shape %[[B]] {{\[}}[0], [1], [2, 3]] output_shape [%[[D0]], %[[D1]], 4, 64] : tensor<?x?x256xf32> into tensor<?x?x4x64xf32>
+// CHECK-NOT:   torch.aten.unflatten.int
+func.func @heads_split(%x: !torch.vtensor<[?,?,256],f32>) -> !torch.vtensor<[?,?,4,64],f32> {
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %int64 = torch.constant.int 64
+  %l = torch.prim.ListConstruct %int4, %int64 : (!torch.int, !torch.int) -> !torch.list<int>
+  %y = torch.aten.unflatten.int %x, %int2, %l : !torch.vtensor<[?,?,256],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,4,64],f32>
+  return %y : !torch.vtensor<[?,?,4,64],f32>
 }
