@@ -20,7 +20,9 @@ A producer P is fused into a consumer C when:
     that is not a contraction (a body of only extf / mulf / addf: sym-gpu-library-calls' form);
   - C reads P's result (every such operand) as an input through one permutation map over as many
     loops (P's input maps are composed with it, and P's `linalg.index k` becomes the index of C's
-    loop that P's loop k is: q's bias add read through the permute into heads);
+    loop that P's loop k is: q's bias add read through the permute into heads), or, when P has no
+    inputs and at most 6 body ops, through a broadcast (distinct loops and zeros: the aranges of a
+    causal mask over [s, 1] and [1, s] at a dynamic batch; a zero's `linalg.index` is 0);
     the fused generic still has an operand giving each loop's size, and, C being a reduction, is not
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
@@ -42,6 +44,7 @@ After:
 from __future__ import annotations
 
 from torch_mlir import ir
+from torch_mlir.dialects import arith
 
 from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, defining_op, indexing_maps, new_generic,
                                               use_owner)
@@ -56,6 +59,30 @@ def _identity(m: ir.AffineMap) -> bool:
 
 def _permutation(m: ir.AffineMap) -> bool:
     return m.n_symbols == 0 and m.is_permutation
+
+
+_MAX_BROADCAST_BODY = 6  # a producer read through a broadcast is recomputed per consumer element
+
+
+def _broadcast(m: ir.AffineMap, rank: int) -> bool:
+    """Whether `m` reads a rank-`rank` tensor through distinct loop dims or 0 (a broadcast unit dim),
+    at least one loop of the consumer not among them (otherwise it is a permutation)."""
+    if m.n_symbols != 0 or len(m.results) != rank:
+        return False
+    dims = [e.position for e in m.results if isinstance(e, ir.AffineDimExpr)]
+    zeros = [e for e in m.results if isinstance(e, ir.AffineConstantExpr) and e.value == 0]
+    return len(dims) + len(zeros) == rank and len(set(dims)) == len(dims) and len(dims) < m.n_dims
+
+
+def _reads_ok(m: ir.AffineMap, p: ir.Operation) -> bool:
+    """Whether a consumer reading P's result through `m` may take P's body: a permutation of P's
+    loops, or, for a producer of a few ops without inputs (an arange of a causal mask, [s, 1] and
+    [1, s] at a dynamic batch), a broadcast."""
+    rank = indexing_maps(p)[-1].n_dims
+    if _permutation(m) and m.n_dims == rank:
+        return True
+    body = list(p.regions[0].blocks[0].operations)
+    return _n_inputs(p) == 0 and len(body) <= _MAX_BROADCAST_BODY and _broadcast(m, rank)
 
 
 def _compose(m: ir.AffineMap, perm: ir.AffineMap) -> ir.AffineMap:
@@ -151,7 +178,7 @@ class FuseElementwiseChains(SymPass):
             p = defining_op(c.operands[i])
             if p is None or p.block != c.block or not self._producer_ok(p, c):
                 continue
-            if not _permutation(cmaps[i]):
+            if not _reads_ok(cmaps[i], p):
                 continue
             value = c.operands[i]
             reads = [j for j in range(n_in) if c.operands[j] == value]
@@ -172,7 +199,7 @@ class FuseElementwiseChains(SymPass):
         if not _elementwise(p) or len(p.results) != 1:
             return False
         pmaps = indexing_maps(p)
-        if not _identity(pmaps[-1]) or pmaps[-1].n_dims != indexing_maps(c)[0].n_dims:
+        if not _identity(pmaps[-1]):
             return False
         body = p.regions[0].blocks[0]
         if len(list(body.arguments[_n_inputs(p)].uses)) != 0:  # reads its outs value
@@ -183,7 +210,7 @@ class FuseElementwiseChains(SymPass):
             if owner.name == "tensor.dim":
                 continue
             if u.operand_number >= _n_inputs(owner) or not _consumer(owner) or owner.block != p.block \
-                    or not _permutation(indexing_maps(owner)[u.operand_number]) or indexing_maps(owner)[0].n_dims != pmaps[-1].n_dims:
+                    or not _reads_ok(indexing_maps(owner)[u.operand_number], p):
                 return False
             others += owner != c
         # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer); not a
@@ -220,11 +247,17 @@ class FuseElementwiseChains(SymPass):
                     for j in reads:
                         mapping[cb.arguments[j]] = produced
                     continue
+                if o.name == "linalg.index":  # P's loop k is C's loop perm.results[k], or 0 (broadcast)
+                    e = perm.results[ir.IntegerAttr(o.attributes["dim"]).value]
+                    if not isinstance(e, ir.AffineDimExpr):
+                        with o.location:
+                            mapping[o.results[0]] = arith.ConstantOp(ir.IndexType.get(), 0).result
+                        continue
+                    clone_remapped(o, mapping)
+                    mapping[o.results[0]].owner.attributes["dim"] = ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(64), e.position)
+                    continue
                 clone_remapped(o, mapping)
-                if o.name == "linalg.index":  # P's loop k is C's loop perm.results[k]
-                    new = mapping[o.results[0]].owner
-                    k = ir.IntegerAttr(o.attributes["dim"]).value
-                    new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), perm.results[k].position)
             for o in cb.operations:
                 clone_remapped(o.operation, mapping)
         for old, new in zip(c.results, fused.results):

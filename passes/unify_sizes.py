@@ -18,9 +18,9 @@ around every linear layer's result at a dynamic batch ([b, s, 768] collapsed to 
 expanded back), which hid GPT-2's q, k, v slices from sym-split-sliced-generics. The pass runs again
 after fusion for those, with `values=0`: only reshapes then (a `tensor.dim` that upstream fusion left is a
 user that keeps it from fusing a producer into a contraction, see sym-fuse-elementwise-chains). A pair
-that a reduction reads stays: upstream fusion, which runs again after
-sym-split-sliced-generics, would fuse the source's producer into it (a layer norm into the next
-linear layer's contraction, which then is no library call).
+that a contraction reads stays: upstream fusion, which runs again after sym-split-sliced-generics,
+would fuse the source's producer into it (a layer norm into the next linear layer's contraction,
+which then is no library call).
 
 Only values defined directly in the entry block are replaced (an earlier value there dominates every
 later use, nested regions included), and only by one of the same type. A `tensor.dim` is read through
@@ -44,6 +44,7 @@ from torch_mlir import ir
 from mlir_sym.passes._compute_common import compute_funcs
 from mlir_sym.passes.assert_elim import size_reader
 from mlir_sym.passes.canonicalize import declared_ranges, module_of
+from mlir_sym.passes.fuse_elementwise_chains import _contraction
 from mlir_sym.passes.registry import SymPass, register
 
 _SIZE_OPS = ("tensor.dim", "memref.dim", "arith.index_cast", "arith.index_castui", "affine.apply",
@@ -100,10 +101,10 @@ class UnifySizes(SymPass):
             return False
         if str(collapse.attributes["reassociation"]) != str(expand.attributes["reassociation"]):
             return False
-        for u in expand.results[0].uses:  # not in front of a reduction: the second elementwise fusion
-            user = u.owner.operation if hasattr(u.owner, "operation") else u.owner  # would fuse the
-            if user.name == "linalg.generic" and "reduction" in str(user.attributes["iterator_types"]):
-                return False  # source's producer into it (a layer norm into the next matmul)
+        for u in expand.results[0].uses:  # not in front of a contraction: the second elementwise
+            user = u.owner.operation if hasattr(u.owner, "operation") else u.owner  # fusion would fuse
+            if user.name == "linalg.generic" and _contraction(user):  # the source's producer into it
+                return False  # (a layer norm into the next matmul)
         src = collapse.operands[0]
         shape = ir.RankedTensorType(src.type).shape
         sizes = list(expand.operands)[1:]

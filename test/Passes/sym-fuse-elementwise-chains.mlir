@@ -304,3 +304,63 @@ func.func @index_through_a_permutation(%x: tensor<?x?xf32>, %e: tensor<?x?xf32>)
   } -> tensor<?x?xf32>
   return %b : tensor<?x?xf32>
 }
+
+// -----
+
+// A causal mask at a dynamic batch: aranges over [s, 1] and [1, s] (no inputs, a few ops), read by
+// the softmax max through broadcasts, are computed in it: their loop indices become the consumer's
+// loops, a broadcast unit dim's index 0. A producer with inputs read through a broadcast stays (its
+// body would run once per consumer element).
+// CHECK-LABEL: func.func @broadcast_aranges
+// CHECK:       %[[BIAS:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<?xf32>)
+// CHECK:       linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[BIAS]] : tensor<?x?x?xf32>, tensor<?xf32>)
+// CHECK-DAG:     %[[Z:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[I:.*]] = linalg.index 1 : index
+// CHECK-DAG:     arith.addi %[[I]], %[[Z]] : index
+// CHECK-DAG:     %[[J:.*]] = linalg.index 2 : index
+// CHECK-DAG:     arith.index_cast %[[J]]
+// CHECK:         arith.cmpi sgt
+// CHECK-NOT:   linalg.generic
+#col = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1, d2) -> (d1, 0)>
+#cols = affine_map<(d0, d1, d2) -> (0, d2)>
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#b3 = affine_map<(d0, d1, d2) -> (d2)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id1 = affine_map<(d0) -> (d0)>
+func.func @broadcast_aranges(%x: tensor<?x?x?xf32>, %bias: tensor<?xf32>, %acc: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %ninf = arith.constant -3.0e38 : f32
+  %er = tensor.empty(%s) : tensor<?x1xi64>
+  %r = linalg.generic {indexing_maps = [#col], iterator_types = ["parallel", "parallel"]} outs(%er : tensor<?x1xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %unit = linalg.index 1 : index
+    %iu = arith.addi %i, %unit : index
+    %v = arith.index_cast %iu : index to i64
+    linalg.yield %v : i64
+  } -> tensor<?x1xi64>
+  %ec = tensor.empty(%s) : tensor<1x?xi64>
+  %c = linalg.generic {indexing_maps = [#col], iterator_types = ["parallel", "parallel"]} outs(%ec : tensor<1x?xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 1 : index
+    %v = arith.index_cast %i : index to i64
+    linalg.yield %v : i64
+  } -> tensor<1x?xi64>
+  %eb = tensor.empty(%s) : tensor<?xf32>
+  %b2 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%bias : tensor<?xf32>) outs(%eb : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<?xf32>
+  %m = linalg.generic {indexing_maps = [#x3, #rows, #cols, #b3, #red], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %r, %c, %b2 : tensor<?x?x?xf32>, tensor<?x1xi64>, tensor<1x?xi64>, tensor<?xf32>) outs(%acc : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %row: i64, %col: i64, %b: f32, %out: f32):
+    %future = arith.cmpi sgt, %col, %row : i64
+    %y = arith.addf %in, %b : f32
+    %v = arith.select %future, %ninf, %y : f32
+    %mx = arith.maximumf %v, %out : f32
+    linalg.yield %mx : f32
+  } -> tensor<?x?xf32>
+  return %m : tensor<?x?xf32>
+}

@@ -77,26 +77,37 @@ func.func @reshape_pair(%arg0: i64 {sym.int = "s0"}, %arg1: i64 {sym.int = "s1"}
 // -----
 
 // Left alone: an expand whose sizes are not the source's (the length and the batch swapped), and one
-// that a reduction reads (upstream fusion would then fuse the producer into the contraction).
+// that a contraction reads (upstream fusion would then fuse the producer into it, and it would be no
+// library call). A plain reduction (a layer norm's sum) reads the source itself.
 // CHECK-LABEL: func.func @reshapes_kept
 // CHECK:         tensor.collapse_shape
 // CHECK:         tensor.expand_shape {{.*}} output_shape [%{{.*}}, %{{.*}}, 768]
 // CHECK:         tensor.collapse_shape
-// CHECK:         tensor.expand_shape
-// CHECK:         linalg.generic {{.*}}reduction
+// CHECK:         %[[E:.*]] = tensor.expand_shape
+// CHECK:         linalg.generic {{.*}}reduction{{.*}} ins(%[[E]], %arg3
+// CHECK:         linalg.generic {{.*}}reduction{{.*}} ins(%arg2 :
 #in3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2) -> (d2)>
 #out2 = affine_map<(d0, d1, d2) -> (d0, d1)>
-func.func @reshapes_kept(%arg0: i64 {sym.int = "s0"}, %arg1: i64 {sym.int = "s1"}, %x: tensor<?x?x768xf32> {sym.dims = ["s0", "s1", "768"]}, %acc: tensor<?x?xf32>) -> (tensor<?x?x768xf32>, tensor<?x?xf32>) {
+func.func @reshapes_kept(%arg0: i64 {sym.int = "s0"}, %arg1: i64 {sym.int = "s1"}, %x: tensor<?x?x768xf32> {sym.dims = ["s0", "s1", "768"]}, %w: tensor<768xf32>, %acc: tensor<?x?xf32>) -> (tensor<?x?x768xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
   %b = arith.index_cast %arg0 : i64 to index
   %s = arith.index_cast %arg1 : i64 to index
   %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<?x?x768xf32> into tensor<?x768xf32>
   %swapped = tensor.expand_shape %c [[0, 1], [2]] output_shape [%s, %b, 768] : tensor<?x768xf32> into tensor<?x?x768xf32>
   %c2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<?x?x768xf32> into tensor<?x768xf32>
   %e = tensor.expand_shape %c2 [[0, 1], [2]] output_shape [%b, %s, 768] : tensor<?x768xf32> into tensor<?x?x768xf32>
-  %r = linalg.generic {indexing_maps = [#in3, #out2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%e : tensor<?x?x768xf32>) outs(%acc : tensor<?x?xf32>) {
+  %dot = linalg.generic {indexing_maps = [#in3, #w, #out2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%e, %w : tensor<?x?x768xf32>, tensor<768xf32>) outs(%acc : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %in_w: f32, %out: f32):
+    %p = arith.mulf %in, %in_w : f32
+    %y = arith.addf %out, %p : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  %c3 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<?x?x768xf32> into tensor<?x768xf32>
+  %e3 = tensor.expand_shape %c3 [[0, 1], [2]] output_shape [%b, %s, 768] : tensor<?x768xf32> into tensor<?x?x768xf32>
+  %sum = linalg.generic {indexing_maps = [#in3, #out2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%e3 : tensor<?x?x768xf32>) outs(%acc : tensor<?x?xf32>) {
   ^bb0(%in: f32, %out: f32):
     %y = arith.addf %in, %out : f32
     linalg.yield %y : f32
   } -> tensor<?x?xf32>
-  return %swapped, %r : tensor<?x?x768xf32>, tensor<?x?xf32>
+  return %swapped, %dot, %sum : tensor<?x?x768xf32>, tensor<?x?xf32>, tensor<?x?xf32>
 }
