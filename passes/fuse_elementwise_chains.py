@@ -162,16 +162,16 @@ class FuseElementwiseChains(SymPass):
         for fn in compute_funcs(op):
             for block in fn.operation.regions[0].blocks:
                 changed = True
-                while changed:
-                    changed = False
+                while changed:  # sweeps until one fuses nothing (a sweep is linear: a fusion erases
+                    changed = False  # the consumer, replaced in place, and producers already passed)
                     for child in list(block.operations):
                         c = child.operation
-                        if _consumer(c) and self._fuse_one(c):
-                            changed = True
-                            break
+                        while c is not None and _consumer(c):
+                            c = self._fuse_one(c)
+                            changed = changed or c is not None
 
-    def _fuse_one(self, c: ir.Operation) -> bool:
-        """Fuse the first fusable producer of `c`'s inputs into it; whether one was."""
+    def _fuse_one(self, c: ir.Operation) -> ir.Operation | None:
+        """Fuse the first fusable producer of `c`'s inputs into it; the fused op, or None."""
         cmaps = indexing_maps(c)
         n_in = _n_inputs(c)
         for i in range(n_in):
@@ -189,10 +189,10 @@ class FuseElementwiseChains(SymPass):
                 continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             if _would_contract(p, c):
                 continue
-            self._fuse(p, c, reads, pins, cmaps[i])
+            fused = self._fuse(p, c, reads, pins, cmaps[i])
             self.bump("generics-fused")
-            return True
-        return False
+            return fused
+        return None
 
     @staticmethod
     def _producer_ok(p: ir.Operation, c: ir.Operation) -> bool:
@@ -219,7 +219,8 @@ class FuseElementwiseChains(SymPass):
                                and not any(o.operation.name == "func.call" for o in body.operations))
 
     @staticmethod
-    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap], perm: ir.AffineMap) -> None:
+    def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap],
+              perm: ir.AffineMap) -> ir.Operation:
         p_in, c_in = _n_inputs(p), _n_inputs(c)
         init = p.operands[p_in]
         keep = [j for j in range(c_in) if j not in reads]
@@ -267,4 +268,5 @@ class FuseElementwiseChains(SymPass):
             for u in list(p.results[0].uses):  # the dims of P's result are those of its outs operand
                 use_owner(u).operands[0] = init
             p.erase()
+        return fused
 
