@@ -24,6 +24,19 @@ def defining_op(v: ir.Value) -> ir.Operation | None:
     return owner.operation if hasattr(owner, "operation") else owner
 
 
+MEMREF_VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
+                   "memref.reinterpret_cast", "memref.transpose", "memref.reshape")
+
+
+def root_buffer(v: ir.Value) -> ir.Value:
+    """The allocation or argument a chain of memref views (MEMREF_VIEW_OPS) starts from."""
+    while True:
+        op = defining_op(v)
+        if op is None or op.name not in MEMREF_VIEW_OPS:
+            return v
+        v = op.operands[0]
+
+
 def constant_value(v: ir.Value) -> int | float | None:
     """The Python value of a scalar `arith.constant` (integer, index or float), else None."""
     op = defining_op(v)

@@ -29,11 +29,10 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import memref
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, walk_ops
 from mlir_sym.passes.registry import SymPass, located_error, register
 
-_VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-             "memref.reinterpret_cast", "memref.transpose", "memref.reshape")
+_VIEW_OPS = MEMREF_VIEW_OPS
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 

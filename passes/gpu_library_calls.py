@@ -50,7 +50,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import constant_value, defining_op
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, constant_value, defining_op, root_buffer
 from mlir_sym.passes.registry import SymPass, register
 from mlir_sym.passes.scatter_to_parallel import scatter_combiner
 
@@ -277,25 +277,14 @@ def _cast_feeding(scan: ir.Operation, v: ir.Value) -> ir.Operation | None:
         return None
     ops = [x.operation for x in scan.block.operations]
     i, j = ops.index(g), ops.index(scan)
-    root = _root_buffer(src)
+    root = root_buffer(src)
     for between in ops[i + 1:j]:
         if not _writes_only_elsewhere(between, root):
             return None  # it may write the source (or a view of it) before the scan reads it
     return g
 
 
-_VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-             "memref.reinterpret_cast", "memref.transpose", "memref.reshape")
-_NO_WRITES = ("memref.alloc", "memref.dim", "memref.load") + _VIEW_OPS
-
-
-def _root_buffer(v: ir.Value) -> ir.Value:
-    """The allocation or argument a view chain starts from."""
-    while True:
-        op = defining_op(v)
-        if op is None or op.name not in _VIEW_OPS:
-            return v
-        v = op.operands[0]
+_NO_WRITES = ("memref.alloc", "memref.dim", "memref.load") + MEMREF_VIEW_OPS
 
 
 def _writes_only_elsewhere(op: ir.Operation, root: ir.Value) -> bool:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import compute_funcs, defining_op, indexing_maps, use_owner, walk_ops
+from mlir_sym.passes._compute_common import compute_funcs, defining_op, indexing_maps, root_buffer, use_owner, walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
@@ -61,21 +61,8 @@ def _truncation(g: ir.Operation) -> bool:
             and body[0].operands[0] == block.arguments[0] and body[1].operands[0] == body[0].results[0])
 
 
-def _root(v: ir.Value) -> ir.Value:
-    """The buffer a view chain starts from (subviews, reshapes, casts of it)."""
-    while True:
-        d = defining_op(v)
-        if d is None or d.name not in ("memref.subview", "memref.expand_shape", "memref.collapse_shape",
-                                       "memref.cast", "memref.reinterpret_cast", "memref.transpose"):
-            return v
-        v = d.operands[0]
-
-
 def _position(block_ops: list, op: ir.Operation) -> int:
-    for i, o in enumerate(block_ops):
-        if o == op:
-            return i
-    return -1
+    return next((i for i, o in enumerate(block_ops) if o == op), -1)
 
 
 @register
@@ -119,8 +106,8 @@ class GpuLibraryHalfResults(SymPass):
             self.bump("left-alone")
             return
         d = trunc.operands[1]
-        d_root = _root(d)
-        if any(_root(v) == d_root for v in call.operands[:2]):
+        d_root = root_buffer(d)
+        if any(root_buffer(v) == d_root for v in call.operands[:2]):
             self.bump("left-alone")
             return
         # nothing between the call and the rounding may read or write the half buffer; the ops that make
@@ -138,7 +125,7 @@ class GpuLibraryHalfResults(SymPass):
         between = ops[at_call + 1:at_trunc]
         movable = [o for o in between if any(o == m for m in makers)]
         for o in between:
-            if not any(o == m for m in movable) and any(_root(v) == d_root for v in o.operands):
+            if not any(o == m for m in movable) and any(root_buffer(v) == d_root for v in o.operands):
                 self.bump("left-alone")
                 return
         for o in movable:

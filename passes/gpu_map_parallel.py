@@ -57,7 +57,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
 from mlir_sym.dialects import sym
-from mlir_sym.passes._compute_common import defining_op
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, defining_op, root_buffer
 from mlir_sym.passes.defer_nested_asserts import MARKER as _NESTED_ASSERT_MARKER
 from mlir_sym.passes.registry import SymPass, located_error, register
 
@@ -1507,16 +1507,8 @@ def _joins_rows(o: ir.Operation, rows: list) -> bool:
     return len(ubs) >= len(rows) and _same_sizes(ubs[: len(rows)], rows)
 
 
-_VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast",
-             "memref.reinterpret_cast", "memref.reshape", "memref.transpose")
-
-
-def _root(mem: ir.Value) -> ir.Value:
-    op = defining_op(mem)
-    while op is not None and op.name in _VIEW_OPS:
-        mem = op.operands[0]
-        op = defining_op(mem)
-    return mem
+_VIEW_OPS = MEMREF_VIEW_OPS
+_root = root_buffer
 
 
 def _accesses(o: ir.Operation) -> list:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import compute_funcs
+from mlir_sym.passes._compute_common import compute_funcs, defining_op, use_owner
 from mlir_sym.passes.assert_elim import size_reader
 from mlir_sym.passes.canonicalize import declared_ranges, module_of
 from mlir_sym.passes.fuse_elementwise_chains import _contraction
@@ -82,7 +82,7 @@ class UnifySizes(SymPass):
                     self.bump("sizes-unified")
             for o in [c.operation for c in fn.regions[0].blocks[0].operations]:
                 if o.name == "tensor.expand_shape" and self._restores(o, reader):
-                    collapse = o.operands[0].owner
+                    collapse = defining_op(o.operands[0])
                     o.results[0].replace_all_uses_with(collapse.operands[0])
                     o.erase()
                     if not list(collapse.results[0].uses):  # a dead user would hide the source's other
@@ -93,18 +93,15 @@ class UnifySizes(SymPass):
     def _restores(expand: ir.Operation, reader) -> bool:
         """Whether `expand` undoes the `tensor.collapse_shape` it reads: the same groups, and output
         sizes equal to the collapse's source dims under the facts."""
-        collapse = expand.operands[0].owner
-        if not isinstance(collapse, ir.Operation) and not hasattr(collapse, "operation"):
-            return False
-        collapse = collapse.operation if hasattr(collapse, "operation") else collapse
-        if collapse.name != "tensor.collapse_shape" or collapse.operands[0].type != expand.results[0].type:
+        collapse = defining_op(expand.operands[0])
+        if collapse is None or collapse.name != "tensor.collapse_shape" or collapse.operands[0].type != expand.results[0].type:
             return False
         if str(collapse.attributes["reassociation"]) != str(expand.attributes["reassociation"]):
             return False
         for u in expand.results[0].uses:  # not in front of a contraction: the second elementwise
-            user = u.owner.operation if hasattr(u.owner, "operation") else u.owner  # fusion would fuse
-            if user.name == "linalg.generic" and _contraction(user):  # the source's producer into it
-                return False  # (a layer norm into the next matmul)
+            user = use_owner(u)  # fusion would fuse the source's producer into it (a layer norm into
+            if user.name == "linalg.generic" and _contraction(user):  # the next matmul)
+                return False
         src = collapse.operands[0]
         shape = ir.RankedTensorType(src.type).shape
         sizes = list(expand.operands)[1:]
