@@ -80,7 +80,7 @@ class GpuCodegenBackend:
 
     def _compile(self, gm):
         t0 = time.perf_counter()
-        ig = import_graph(gm)
+        ig = import_graph(gm, target="gpu")
         check_supported(ig)
         self.stats.import_s += time.perf_counter() - t0
         for spec in variant_specs(ig, (), False):

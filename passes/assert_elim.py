@@ -196,13 +196,15 @@ class _Reader:
             sizes = list(op.operands)[segments[0] + segments[1]:segments[0] + segments[1] + segments[2]]
             k = sum(1 for x in static[:d] if x == ir.ShapedType.get_dynamic_size())
             return self.int(sizes[k]) if static[d] == ir.ShapedType.get_dynamic_size() and k < len(sizes) else None
-        if name.startswith("linalg.") and "operandSegmentSizes" in op.attributes:
+        if (name.startswith("linalg.") or name.startswith("tm_tensor.")) and "operandSegmentSizes" in op.attributes:
             # a destination-style op: result i has the shape of its i-th `outs` operand
             segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
             outs = list(op.operands)[segments[0]:segments[0] + segments[1]]
             for i, r in enumerate(op.results):
                 if r == src and i < len(outs):
                     return self.dim(outs[i], d)
+        if name in ("linalg.transpose", "linalg.broadcast", "linalg.copy", "linalg.map") and len(op.results) == 1:
+            return self.dim(op.operands[len(op.operands) - 1], d)  # one `outs` operand, the last
         return None
 
     def _int(self, v: ir.Value):

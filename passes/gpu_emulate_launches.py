@@ -29,7 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
-from mlir_sym.passes.registry import SymPass, register
+from mlir_sym.passes.registry import SymPass, located_error, register
 
 
 def _ops(block: ir.Block) -> list[ir.Operation]:
@@ -80,6 +80,9 @@ class GpuEmulateLaunches(SymPass):
     def run(self, op: ir.Operation) -> None:
         idx = ir.IndexType.get()
         for launch in _launches(op, []):
+            if "sym.warp_synchronous" in launch.attributes:  # sym-gpu-attention's: its lanes exchange values
+                raise located_error(launch, "a warp-synchronous launch (sym-gpu-attention) needs 32 lanes a warp "
+                                            "and cannot be emulated by one thread")
             lv = launch.opview
             body = launch.regions[0].blocks[0]
             cooperative = _contains(launch, ("gpu.barrier", "gpu.all_reduce", "gpu.shuffle"))

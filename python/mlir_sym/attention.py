@@ -19,6 +19,12 @@ Instead:
           out    = view(bmm(collapse(p), collapse(v)), [B, H, L, Ev])
       Dynamic views become exact collapse/expand shapes later (fx_rewrites.views_to_collapse_split);
       the bmms are library calls on the GPU, the mask and softmax one fused kernel.
+  On the GPU (`expand_attention(graph, keep_fused=True)`) a node our fused kernel serves stays one
+      node: torch-mlir imports it as `torch.operator "torch.mlir_sym.attention"`, `sym-torch-attention`
+      makes it a `tm_tensor.attention` carrying is_causal and the scale, and `sym-gpu-attention` writes
+      that as one launch (flash-attention's online softmax: no scores buffer, no library calls).
+      It serves float32 / bfloat16 / float16 with static head dims up to 128 and a mask that is None,
+      causal, or a bool / same-dtype tensor whose dims are 1 or the scores' own (`fused_kernel_why_not`).
 
 Rewritten: q, k, v of one floating-point dtype (float16/bfloat16: products of the half tensors with
 float32 results, scale, mask and softmax in float32, the probabilities rounded to the half type for the
@@ -140,13 +146,44 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
     return count
 
 
-def expand_attention(graph: fx.Graph) -> int:
-    """Write each mlir_sym::attention node of an aten graph as core aten ops (see the module doc)."""
+FUSED_MAX_HEAD = 128  # q/k and v head dims the fused GPU kernel takes (q's row in registers, k/v tiles in shared memory)
+_FUSED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def fused_kernel_why_not(node: fx.Node) -> str | None:
+    """Why an mlir_sym::attention node cannot be the fused GPU kernel (sym-gpu-attention), or None."""
+    q, k, v, mask, causal, scale = node.args
+    qv, kv, vv = _val(q), _val(k), _val(v)
+    if qv.dtype not in _FUSED_DTYPES:
+        return f"dtype {qv.dtype}"
+    for name, t in (("q/k", qv), ("v", vv)):
+        head = t.shape[-1]
+        if not isinstance(head, int) or not 0 < head <= FUSED_MAX_HEAD:
+            return f"{name} head dim {head} is not a number in [1, {FUSED_MAX_HEAD}]"
+    if scale is not None and not isinstance(scale, (int, float)):
+        return "scale is not a number"
+    if mask is not None:
+        mv = _val(mask)
+        scores = (*qv.shape[:-1], kv.shape[-2])
+        for m, full in zip(reversed(mv.shape), reversed(scores)):
+            if not (str(m) == "1" or str(m) == str(full)):
+                return f"mask dim {m} is neither 1 nor the scores' {full}"
+    return None
+
+
+def expand_attention(graph: fx.Graph, keep_fused: bool = False) -> int:
+    """Write each mlir_sym::attention node of an aten graph as core aten ops (see the module doc); with
+    `keep_fused` (the GPU), nodes the fused kernel serves stay as they are."""
     aten, prims = torch.ops.aten, torch.ops.prims
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not torch.ops.mlir_sym.attention.default:
             continue
+        if keep_fused:
+            why = fused_kernel_why_not(node)
+            if why is None:
+                continue
+            log.debug("attention at %s is expanded, not the fused GPU kernel: %s", node.meta.get("stack_trace", "?"), why)
         q, k, v, mask, causal, scale = node.args
         qv = _val(q)
         e = Emitter(graph, node)

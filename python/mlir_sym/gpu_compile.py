@@ -76,7 +76,7 @@ def compile_graph(
     stats = CompileStats()
     t0 = time.perf_counter()
     with _factories_on_cpu(gm), timing.phase("import"):
-        ig = import_graph(gm, func_name=name)
+        ig = import_graph(gm, func_name=name, target="gpu")
     stats.import_s = time.perf_counter() - t0
     check_supported(ig)
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)

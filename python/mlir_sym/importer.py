@@ -189,8 +189,9 @@ def node_source(node: fx.Node) -> str:
     return _module_origin(node)
 
 
-def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGraph:
-    """Import an AOTAutograd inference graph with symbolic sizes (see module docstring)."""
+def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "cpu") -> ImportedGraph:
+    """Import an AOTAutograd inference graph with symbolic sizes (see module docstring). `target`
+    "gpu" keeps the attention nodes the fused GPU kernel serves (attention.expand_attention)."""
     shape_env = find_shape_env(gm)
     graph = fx.Graph(owning_module=gm)  # get_attr constants (e.g. the value of x[mask] = 0.0) resolve on gm
     val_map: dict[fx.Node, fx.Node] = {}
@@ -245,7 +246,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main") -> ImportedGrap
             graph.erase_node(node)
 
     try:
-        attention.expand_attention(graph)
+        attention.expand_attention(graph, keep_fused=target == "gpu")
         fx_rewrites.op_aliases(graph)
         fx_rewrites.scalar_first_operands(graph)
         fx_rewrites.var_mean_in_float(graph)

@@ -44,7 +44,7 @@ _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
-        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-unflatten, func.func(torch-match-quantized-custom-ops), "
+        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-unflatten, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
@@ -69,7 +69,7 @@ PIPELINES: dict[str, str] = {
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
-        "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-scatter-to-parallel, sym-gpu-library-calls, sym-gpu-library-half-results, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
+        "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-gpu-attention, sym-scatter-to-parallel, sym-gpu-library-calls, sym-gpu-library-half-results, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
         "canonicalize, sym-unify-sizes, sym-gpu-map-parallel, gpu-launch-sink-index-computations, sym-gpu-dynamic-offsets, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
         "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, sym-gpu-occupancy, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, convert-math-to-llvm, "
@@ -173,7 +173,8 @@ def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.
 
 def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
     """(op name, location) of each op torch-mlir imported as an opaque `torch.operator` that no pass
-    of ours lowers (sym-torch-elementwise-math)."""
+    of ours lowers (sym-torch-elementwise-math, sym-torch-attention)."""
+    from mlir_sym.passes.torch_attention import OPERATOR as ATTENTION
     from mlir_sym.passes.torch_elementwise_math import OPERATOR_NAMES
 
     out: list[tuple[str, str]] = []
@@ -183,7 +184,7 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
             for block in region.blocks:
                 for child in block.operations:
                     o = child.operation
-                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in OPERATOR_NAMES:
+                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in (*OPERATOR_NAMES, ATTENTION):
                         out.append((ir.StringAttr(o.attributes["name"]).value, str(o.location)))
                     walk(o)
 

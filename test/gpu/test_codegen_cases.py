@@ -28,7 +28,7 @@ def _codegen(case: Case) -> list:
     codes = []
 
     def compiler(gm, _):
-        ig = import_graph(gm)
+        ig = import_graph(gm, target="gpu")
         check_supported(ig)
         for spec in variant_specs(ig, (), False):
             codes.append(codegen_variant(ig, "main", spec, CompileStats()))
@@ -47,7 +47,7 @@ def _codegen_fn(fn, args, settings: dict | None = None) -> list:
     codes = []
 
     def compiler(gm, _):
-        ig = import_graph(gm)
+        ig = import_graph(gm, target="gpu")
         check_supported(ig)
         codes.append(codegen_variant(ig, "main", {}, CompileStats()))
         return make_boxed_func(gm.forward)
@@ -217,6 +217,30 @@ def test_half_products_write_half_results(dtype, tmp_path, monkeypatch):
     # softmax (2), v's copy for the batched product, the last bias add and rounding: no rounding kernel
     # after the two half products (5 launches without the pass)
     assert src.count("rt.launch(") == 4, src
+
+
+@pytest.mark.parametrize("mask", ["causal", "bool", "float"])
+def test_attention_is_one_fused_launch(mask, tmp_path, monkeypatch):
+    """mlir_sym::attention of the heads split of one qkv buffer (GPT-2's form): one warp-synchronous
+    launch (sym-gpu-attention) with shuffles and shared memory, q / k / v read in place (no copy
+    kernels), no cuBLAS call; a mask's producer (here a bool input, converted for the float mask) is
+    computed in the kernel; the output's transpose back is fused into the consumer's kernel."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    import mlir_sym.attention  # noqa: F401 - registers the op
+
+    def f(qkv, m):
+        b, s, _ = qkv.shape
+        q, k, v = (t.view(b, s, 4, 16).transpose(1, 2) for t in qkv.split(64, dim=2))
+        mk = {"causal": None, "bool": m, "float": None if m is None else m.to(qkv.dtype)}[mask]
+        o = torch.ops.mlir_sym.attention(q, k, v, mk, mask == "causal", None)
+        return o.transpose(1, 2).reshape(b, s, 64) * 2
+
+    code = _codegen_fn(f, (torch.randn(2, 8, 192), torch.rand(2, 1, 1, 8) > 0.3))[0]
+    src = code.program.source
+    assert "library_einsum" not in src, src
+    assert src.count("rt.launch(") == 2, src  # the attention, then `* 2` reading it transposed
+    ptx = code.ptx if isinstance(code.ptx, str) else "\n".join(code.ptx)
+    assert "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx and ".shared" in ptx
 
 
 def test_assert_async_is_checked_by_the_host(tmp_path, monkeypatch):

@@ -1,0 +1,137 @@
+"""Carry `mlir_sym::attention` through torch-mlir's backend pipeline as one `tm_tensor.attention`
+(on the torch dialect, before that pipeline; the GPU's fused attention kernel, sym-gpu-attention).
+
+On the GPU the importer keeps each attention node our fused kernel serves (attention.py) and
+torch-mlir's FX importer makes it an opaque `torch.operator "torch.mlir_sym.attention"` (q, k, v,
+mask or none, is_causal, scale or none), which its backend pipeline cannot lower. This pass writes it
+as a `tm_tensor.attention` (legal in the linalg-on-tensors contract; bufferized by tm-tensor-bufferize)
+on builtin tensors, with the output's `tensor.empty` (q's batch dims and length, v's head dim) and
+two attributes: `sym.causal` (bool) and `sym.scale` (f64; 1/sqrt(head dim) when none was given).
+A mask becomes a `linalg.generic` that broadcasts it to the scores' shape (tm_tensor's verifier
+compares the mask's dims with q's literally; the generic, and whatever fusion puts into it, is
+computed inside sym-gpu-attention's kernel, not written).
+`tm_tensor.attention`'s own semantics (no mask kinds, no causal, no scale) are not ours: only
+sym-gpu-attention may lower what this pass makes, and sym-gpu-emulate-launches rejects it.
+
+Before:
+  %0 = torch.operator "torch.mlir_sym.attention"(%q, %k, %v, %none, %true, %none) : (...) -> !torch.vtensor<[1,4,?,64],f32>
+After:
+  %qb = torch_c.to_builtin_tensor %q : !torch.vtensor<[1,4,?,64],f32> -> tensor<1x4x?x64xf32>
+  ...
+  %l = tensor.dim %qb, %c2 : tensor<1x4x?x64xf32>
+  %e = tensor.empty(%l) : tensor<1x4x?x64xf32>
+  %r = tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64}
+         ins(%qb, %kb, %vb : ...) outs(%e : tensor<1x4x?x64xf32>) -> tensor<1x4x?x64xf32>
+  %0 = torch_c.from_builtin_tensor %r : tensor<1x4x?x64xf32> -> !torch.vtensor<[1,4,?,64],f32>
+"""
+from __future__ import annotations
+
+import math
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, linalg, tensor
+
+from mlir_sym.passes._compute_common import defining_op, new_generic, walk_ops
+from mlir_sym.passes.registry import SymPass, located_error, register
+from mlir_sym.passes.torch_elementwise_math import _builtin, _name, _parse
+
+OPERATOR = "torch.mlir_sym.attention"
+
+
+def _constant(v: ir.Value, what: str, at: ir.Operation) -> bool | float | None:
+    o = defining_op(v)
+    if o is not None and o.name == "torch.constant.none":
+        return None
+    if o is not None and o.name == "torch.constant.bool":
+        return bool(ir.BoolAttr(o.attributes["value"]).value)
+    if o is not None and o.name == "torch.constant.float":
+        return ir.FloatAttr(o.attributes["value"]).value
+    raise located_error(at, f"{OPERATOR}: {what} is not a constant")
+
+
+def _to_builtin(v: ir.Value, at: ir.Operation) -> tuple[ir.Value, list[int | None]]:
+    parsed = _parse(v.type)
+    if parsed is None:
+        raise located_error(at, f"{OPERATOR}: operand of type {v.type} is not a value tensor of a known dtype and rank")
+    dims, elem = parsed
+    b = ir.Operation.create("torch_c.to_builtin_tensor", results=[_builtin(dims, elem)], operands=[v]).result
+    return b, dims
+
+
+def _broadcast_mask(o: ir.Operation, m: ir.Value, mdims: list, q: ir.Value, qdims: list, k: ir.Value,
+                    kdims: list) -> ir.Value:
+    """The mask as a `linalg.generic` broadcast to the scores' shape [*q's batch dims, L, S]:
+    tm_tensor's verifier compares the mask's dims with q's literally. sym-gpu-attention computes the
+    generic's body inside the kernel (no scores-sized buffer is written)."""
+    idx = ir.IndexType.get()
+    rank, mrank = len(qdims), len(mdims)
+    target = qdims[:-1] + [kdims[-2]]
+    if mrank > rank:
+        raise located_error(o, f"{OPERATOR}: mask of rank {mrank} for q of rank {rank}")
+    sizes: list = []
+    for d, t in enumerate(target):
+        src, sd = (k, rank - 2) if d == rank - 1 else (q, d)
+        sizes.append(t if t is not None else tensor.dim(src, arith.constant(idx, sd)))
+    elem = ir.RankedTensorType(m.type).element_type
+    out = tensor.EmptyOp(sizes, elem).result
+    exprs = []
+    for t, md in enumerate(mdims):
+        p = rank - mrank + t
+        exprs.append(ir.AffineConstantExpr.get(0) if md == 1 and target[p] != 1 else ir.AffineDimExpr.get(p))
+    maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
+    parallel = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank)
+    g = new_generic(o, [out.type], [m], [out], maps, parallel)
+    body = g.regions[0].blocks.append(elem, elem)
+    with ir.InsertionPoint(body), o.location:
+        linalg.YieldOp([body.arguments[0]])
+    return g.results[0]
+
+
+@register
+class TorchAttention(SymPass):
+    """Write mlir_sym::attention (torch.operator) as tm_tensor.attention with sym.causal and sym.scale."""
+
+    name = "sym-torch-attention"
+
+    def run(self, op: ir.Operation) -> None:
+        for o in [o for o in walk_ops(op) if o.name == "torch.operator" and _name(o) == OPERATOR]:
+            self._lower(o)
+            self.bump("attentions")
+
+    @staticmethod
+    def _lower(o: ir.Operation) -> None:
+        loc = o.location
+        if len(o.operands) != 6:
+            raise located_error(o, f"{OPERATOR} takes 6 operands (q, k, v, mask, is_causal, scale), got {len(o.operands)}")
+        res = _parse(o.results[0].type)
+        if res is None:
+            raise located_error(o, f"{OPERATOR}: result type {o.results[0].type} is not a ranked value tensor")
+        causal = _constant(o.operands[4], "is_causal", o)
+        scale = _constant(o.operands[5], "scale", o)
+        idx = ir.IndexType.get()
+        with ir.InsertionPoint(o), loc:
+            (q, qdims), (k, kdims), (v, _) = (_to_builtin(o.operands[i], o) for i in range(3))
+            ins = [q, k, v]
+            if defining_op(o.operands[3]) is None or defining_op(o.operands[3]).name != "torch.constant.none":
+                m, mdims = _to_builtin(o.operands[3], o)
+                ins.append(_broadcast_mask(o, m, mdims, q, qdims, k, kdims))
+            if scale is None:
+                if qdims[-1] is None:
+                    raise located_error(o, f"{OPERATOR}: no scale and a dynamic head dim")
+                scale = 1.0 / math.sqrt(qdims[-1])
+            rdims, relem = res
+            sizes: list = []  # static sizes, and q's batch dims and length / v's head dim where dynamic
+            for d, rd in enumerate(rdims):
+                src = v if d == len(rdims) - 1 else q
+                sizes.append(rd if rd is not None else tensor.dim(src, arith.constant(idx, d)))
+            rtype = _builtin(rdims, relem)
+            empty = tensor.EmptyOp(sizes, rtype.element_type).result
+            att = ir.Operation.create(
+                "tm_tensor.attention", results=[rtype], operands=ins + [empty],
+                attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), 1]),
+                            "sym.causal": ir.BoolAttr.get(bool(causal)),
+                            "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale))})
+            back = ir.Operation.create("torch_c.from_builtin_tensor", results=[o.results[0].type],
+                                       operands=[att.result]).result
+        o.results[0].replace_all_uses_with(back)
+        o.erase()

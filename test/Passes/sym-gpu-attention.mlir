@@ -1,0 +1,127 @@
+// RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-attention | filecheck %s
+
+// The heads split of one qkv buffer (three transposed copies) and a float mask made from a bool
+// [B, 1, 1, S] input: one warp-synchronous launch of 32 x 4 threads over (batch * heads * row blocks),
+// k and v staged in shared memory per chunk of 32 keys, the chunk's max and sum by xor shuffles, each
+// key's probability by an idx shuffle. q, k and v are read in place through memref.transpose views
+// (no copies), the mask's generic is computed in the kernel from the bool input (no scores-sized
+// buffer), and the output goes to its own buffer (a generic, not a transpose, reads it).
+// CHECK-LABEL: func.func @heads_split_float_mask
+// CHECK-DAG:   %[[O:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x4x?x16xf32>
+// CHECK-DAG:   %[[Q:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1]>>
+// CHECK-DAG:   %[[K:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>
+// CHECK-DAG:   %[[V:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 128>>
+// CHECK-NOT:   linalg.transpose
+// CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c4{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK:         memref.load %[[Q]]
+// CHECK:         scf.for
+// CHECK:           gpu.barrier
+// CHECK:           memref.load %[[K]]
+// CHECK:           memref.store %{{.+}}, %[[KS]]
+// CHECK:           memref.load %[[V]]
+// CHECK:           memref.store %{{.+}}, %[[VS]]
+// CHECK:           gpu.barrier
+// CHECK:           memref.load %[[KS]]
+// CHECK:           %[[MV:.+]] = memref.load %arg1[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x1x1x?xi1>
+// CHECK-NEXT:      arith.uitofp %[[MV]] : i1 to f32
+// CHECK:           gpu.shuffle xor
+// CHECK:           math.exp
+// CHECK:           gpu.shuffle idx
+// CHECK:           memref.load %[[VS]]
+// CHECK:           math.fma
+// CHECK:           scf.yield
+// CHECK:         memref.store %{{.+}}, %[[O]]
+// CHECK:       } {sym.warp_synchronous}
+// CHECK-NOT:   tm_tensor.attention
+// CHECK:       linalg.generic {{.*}} ins(%[[O]], %{{.+}} : memref<?x4x?x16xf32>, memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>)
+#map = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+#map1 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map2 = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+func.func @heads_split_float_mask(%arg2: memref<?x?x192xf32>, %arg3: memref<?x1x1x?xi1>, %arg4: memref<?x?x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %dim = memref.dim %arg2, %c0 : memref<?x?x192xf32>
+  %dim_0 = memref.dim %arg2, %c1 : memref<?x?x192xf32>
+  %subview = memref.subview %arg2[0, 0, 0] [%dim, %dim_0, 64] [1, 1, 1] : memref<?x?x192xf32> to memref<?x?x64xf32, strided<[?, 192, 1]>>
+  %subview_1 = memref.subview %arg2[0, 0, 64] [%dim, %dim_0, 64] [1, 1, 1] : memref<?x?x192xf32> to memref<?x?x64xf32, strided<[?, 192, 1], offset: 64>>
+  %subview_2 = memref.subview %arg2[0, 0, 128] [%dim, %dim_0, 64] [1, 1, 1] : memref<?x?x192xf32> to memref<?x?x64xf32, strided<[?, 192, 1], offset: 128>>
+  %expand_shape = memref.expand_shape %subview [[0], [1], [2, 3]] output_shape [%dim, %dim_0, 4, 16] : memref<?x?x64xf32, strided<[?, 192, 1]>> into memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>
+  %alloc = memref.alloc(%dim, %dim_0) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+  linalg.transpose ins(%expand_shape : memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>) outs(%alloc : memref<?x4x?x16xf32>) permutation = [0, 2, 1, 3]
+  %expand_shape_3 = memref.expand_shape %subview_1 [[0], [1], [2, 3]] output_shape [%dim, %dim_0, 4, 16] : memref<?x?x64xf32, strided<[?, 192, 1], offset: 64>> into memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>>
+  %alloc_4 = memref.alloc(%dim, %dim_0) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+  linalg.transpose ins(%expand_shape_3 : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>>) outs(%alloc_4 : memref<?x4x?x16xf32>) permutation = [0, 2, 1, 3]
+  %expand_shape_5 = memref.expand_shape %subview_2 [[0], [1], [2, 3]] output_shape [%dim, %dim_0, 4, 16] : memref<?x?x64xf32, strided<[?, 192, 1], offset: 128>> into memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>>
+  %alloc_6 = memref.alloc(%dim, %dim_0) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+  linalg.transpose ins(%expand_shape_5 : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>>) outs(%alloc_6 : memref<?x4x?x16xf32>) permutation = [0, 2, 1, 3]
+  %alloc_7 = memref.alloc(%dim, %dim_0, %dim_0) {alignment = 64 : i64} : memref<?x4x?x?xf32>
+  linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg3 : memref<?x1x1x?xi1>) outs(%alloc_7 : memref<?x4x?x?xf32>) {
+  ^bb0(%in: i1, %out: f32):
+    %0 = arith.uitofp %in : i1 to f32
+    linalg.yield %0 : f32
+  }
+  %alloc_8 = memref.alloc(%dim, %dim_0) : memref<?x4x?x16xf32>
+  tm_tensor.attention {sym.causal = false, sym.scale = 3.000000e-01 : f64} ins(%alloc, %alloc_4, %alloc_6, %alloc_7 : memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x?xf32>) outs(%alloc_8 : memref<?x4x?x16xf32>)
+  %alloc_9 = memref.alloc(%dim, %dim_0) {alignment = 64 : i64} : memref<?x?x4x16xf32>
+  linalg.generic {indexing_maps = [#map2, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%alloc_8, %expand_shape : memref<?x4x?x16xf32>, memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>) outs(%alloc_9 : memref<?x?x4x16xf32>) {
+  ^bb0(%in: f32, %in_10: f32, %out: f32):
+    %0 = arith.addf %in, %in_10 : f32
+    linalg.yield %0 : f32
+  }
+  %collapse_shape = memref.collapse_shape %alloc_9 [[0], [1], [2, 3]] : memref<?x?x4x16xf32> into memref<?x?x64xf32>
+  memref.copy %collapse_shape, %arg4 : memref<?x?x64xf32> to memref<?x?x64xf32>
+  return
+}
+
+// -----
+
+// Causal bf16 with q in its own buffer, the output read only by a transpose back to [B, L, H, E]:
+// the kernel writes that transposed buffer directly; a row's keys end at min(i + 1, S); each
+// probability is rounded to bf16 before its product with v, the output once.
+// CHECK-LABEL: func.func @causal_bf16_output_transposed
+// CHECK:       %[[OUT:.+]] = memref.alloc(%{{.+}}) : memref<1x?x2x64xbf16>
+// CHECK:       %[[OV:.+]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<1x?x2x64xbf16> to memref<1x2x?x64xbf16, strided<[?, 64, 128, 1]>>
+// CHECK:       gpu.launch
+// CHECK:         arith.minui
+// CHECK:         arith.extf %{{.+}} : bf16 to f32
+// CHECK:         scf.for
+// CHECK:           %[[P:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NEXT:      arith.extf %[[P]] : bf16 to f32
+// CHECK:         %[[Y:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NEXT:    memref.store %[[Y]], %[[OV]]
+// CHECK-NOT:   linalg.transpose
+// CHECK:       return %[[OUT]]
+func.func @causal_bf16_output_transposed(%q: memref<1x2x?x64xbf16>, %k: memref<1x2x?x64xbf16>, %v: memref<1x2x?x64xbf16>) -> memref<1x?x2x64xbf16> {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %q, %c2 : memref<1x2x?x64xbf16>
+  %o = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64} ins(%q, %k, %v : memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>) outs(%o : memref<1x2x?x64xbf16>)
+  %t = memref.alloc(%l) : memref<1x?x2x64xbf16>
+  linalg.transpose ins(%o : memref<1x2x?x64xbf16>) outs(%t : memref<1x?x2x64xbf16>) permutation = [0, 2, 1, 3]
+  return %t : memref<1x?x2x64xbf16>
+}
+
+// -----
+
+// A buffer written between the copy and the attention is not read in place.
+// CHECK-LABEL: func.func @written_between
+// CHECK:       memref.copy %arg0, %[[A:.+]] :
+// CHECK:       linalg.fill
+// CHECK:       gpu.launch
+// CHECK:         memref.load %[[A]]
+func.func @written_between(%q: memref<2x8x32xf32>, %o: memref<2x8x32xf32>) {
+  %a = memref.alloc() : memref<2x8x32xf32>
+  memref.copy %q, %a : memref<2x8x32xf32> to memref<2x8x32xf32>
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%q : memref<2x8x32xf32>)
+  tm_tensor.attention {sym.causal = false, sym.scale = 1.0 : f64} ins(%a, %a, %a : memref<2x8x32xf32>, memref<2x8x32xf32>, memref<2x8x32xf32>) outs(%o : memref<2x8x32xf32>)
+  return
+}
+
+// -----
+
+func.func @not_ours(%q: memref<2x8x32xf32>, %o: memref<2x8x32xf32>) {
+  // expected-error @+1 {{tm_tensor.attention without sym.causal / sym.scale: only sym-torch-attention's are lowered}}
+  tm_tensor.attention ins(%q, %q, %q : memref<2x8x32xf32>, memref<2x8x32xf32>, memref<2x8x32xf32>) outs(%o : memref<2x8x32xf32>)
+  return
+}

@@ -1,0 +1,63 @@
+// RUN: symopt %s --split-input-file --verify-diagnostics --sym-torch-attention | filecheck %s
+
+// Causal attention without a scale: a tm_tensor.attention on builtin tensors, is_causal and
+// 1/sqrt(64) as attributes, the output's dynamic length from q.
+// CHECK-LABEL: func.func @causal
+// CHECK-DAG:   %[[Q:.+]] = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[1,4,?,64],f32> -> tensor<1x4x?x64xf32>
+// CHECK-DAG:   %[[K:.+]] = torch_c.to_builtin_tensor %arg1 : !torch.vtensor<[1,4,?,64],f32> -> tensor<1x4x?x64xf32>
+// CHECK-DAG:   %[[V:.+]] = torch_c.to_builtin_tensor %arg2 : !torch.vtensor<[1,4,?,64],f32> -> tensor<1x4x?x64xf32>
+// CHECK:       %[[C2:.+]] = arith.constant 2 : index
+// CHECK-NEXT:  %[[L:.+]] = tensor.dim %[[Q]], %[[C2]] : tensor<1x4x?x64xf32>
+// CHECK-NEXT:  %[[E:.+]] = tensor.empty(%[[L]]) : tensor<1x4x?x64xf32>
+// CHECK-NEXT:  %[[A:.+]] = tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64} ins(%[[Q]], %[[K]], %[[V]] : tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>) outs(%[[E]] : tensor<1x4x?x64xf32>) -> tensor<1x4x?x64xf32>
+// CHECK-NEXT:  %[[R:.+]] = torch_c.from_builtin_tensor %[[A]] : tensor<1x4x?x64xf32> -> !torch.vtensor<[1,4,?,64],f32>
+// CHECK-NOT:   torch.operator
+// CHECK:       return %[[R]]
+func.func @causal(%q: !torch.vtensor<[1,4,?,64],f32>, %k: !torch.vtensor<[1,4,?,64],f32>, %v: !torch.vtensor<[1,4,?,64],f32>) -> !torch.vtensor<[1,4,?,64],f32> {
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %0 = torch.operator "torch.mlir_sym.attention"(%q, %k, %v, %none, %true, %none) : (!torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.none, !torch.bool, !torch.none) -> !torch.vtensor<[1,4,?,64],f32>
+  return %0 : !torch.vtensor<[1,4,?,64],f32>
+}
+
+// -----
+
+// A bool mask [?, 1, 1, S] becomes a linalg.generic broadcasting it to the scores' shape
+// [B, 2, L, S] (tm_tensor's verifier compares a mask's dims with q's literally): its unit dims read
+// index 0. A given scale is kept; the output has v's head dim.
+// CHECK-DAG:   #[[BCAST:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+// CHECK-DAG:   #[[ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @bool_mask
+// CHECK:       %[[M:.+]] = torch_c.to_builtin_tensor %arg3 : !torch.vtensor<[?,1,1,?],i1> -> tensor<?x1x1x?xi1>
+// CHECK:       %[[ME:.+]] = tensor.empty(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x2x?x?xi1>
+// CHECK-NEXT:  %[[MB:.+]] = linalg.generic {indexing_maps = [#[[BCAST]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[M]] : tensor<?x1x1x?xi1>) outs(%[[ME]] : tensor<?x2x?x?xi1>)
+// CHECK-NEXT:  ^bb0(%[[IN:.+]]: i1, %{{.+}}: i1):
+// CHECK-NEXT:    linalg.yield %[[IN]] : i1
+// CHECK:       %[[OE:.+]] = tensor.empty(%{{.+}}, %{{.+}}) : tensor<?x2x?x32xbf16>
+// CHECK-NEXT:  tm_tensor.attention {sym.causal = false, sym.scale = 3.000000e-01 : f64} ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[MB]] : tensor<?x2x?x16xbf16>, tensor<?x2x?x16xbf16>, tensor<?x2x?x32xbf16>, tensor<?x2x?x?xi1>) outs(%[[OE]] : tensor<?x2x?x32xbf16>)
+func.func @bool_mask(%q: !torch.vtensor<[?,2,?,16],bf16>, %k: !torch.vtensor<[?,2,?,16],bf16>, %v: !torch.vtensor<[?,2,?,32],bf16>, %m: !torch.vtensor<[?,1,1,?],i1>) -> !torch.vtensor<[?,2,?,32],bf16> {
+  %false = torch.constant.bool false
+  %scale = torch.constant.float 3.000000e-01
+  %0 = torch.operator "torch.mlir_sym.attention"(%q, %k, %v, %m, %false, %scale) : (!torch.vtensor<[?,2,?,16],bf16>, !torch.vtensor<[?,2,?,16],bf16>, !torch.vtensor<[?,2,?,32],bf16>, !torch.vtensor<[?,1,1,?],i1>, !torch.bool, !torch.float) -> !torch.vtensor<[?,2,?,32],bf16>
+  return %0 : !torch.vtensor<[?,2,?,32],bf16>
+}
+
+// -----
+
+// Other operators are left alone.
+// CHECK-LABEL: func.func @other_operator
+// CHECK:       torch.operator "torch.aten.something"
+// CHECK-NOT:   tm_tensor.attention
+func.func @other_operator(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
+  %0 = torch.operator "torch.aten.something"(%x) : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+  return %0 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+func.func @causal_not_constant(%q: !torch.vtensor<[1,4,?,64],f32>, %c: !torch.bool) -> !torch.vtensor<[1,4,?,64],f32> {
+  %none = torch.constant.none
+  // expected-error @+1 {{torch.mlir_sym.attention: is_causal is not a constant}}
+  %0 = torch.operator "torch.mlir_sym.attention"(%q, %q, %q, %none, %c, %none) : (!torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.none, !torch.bool, !torch.none) -> !torch.vtensor<[1,4,?,64],f32>
+  return %0 : !torch.vtensor<[1,4,?,64],f32>
+}

@@ -1,0 +1,126 @@
+"""The fused attention kernel (sym-torch-attention, sym-gpu-attention) against eager PyTorch on the GPU:
+`F.scaled_dot_product_attention` compiled with backend="mlir_sym", dynamic=True, over sizes that
+cross the kernel's chunks of 32 keys and blocks of 4 rows: causal (L = S and L != S), bool and float
+masks broadcast over batch / heads / rows (the mask's producer computed inside the kernel), rows whose
+keys are all masked (0, as PyTorch's safe softmax), head dims not a multiple of 32, v's head dim apart
+from q's, rank 3 and 5, q / k / v read in place from the qkv buffer (the heads split), float32, bf16
+and f16; one compile serves every size. GPU only (CPU coverage: lit tests and test_codegen_cases)."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+TOL = {torch.float32: (2e-5, 2e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
+
+
+def _heads(*ts):
+    """q, k, v with static head dims (as a model's are: dynamic=True would make them symbols too,
+    and the fused kernel takes static head dims; a symbolic one is expanded)."""
+    for t in ts:
+        torch._dynamo.mark_static(t, t.dim() - 1)
+    return ts
+
+
+def _compile(fn):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="mlir_sym", dynamic=True)
+
+
+def _check(fn, make, sizes, dtype):
+    cf = _compile(fn)
+    for s in sizes:
+        args = make(s)
+        with torch.no_grad():
+            want, got = fn(*args), cf(*args)
+        rtol, atol = TOL[dtype]
+        torch.testing.assert_close(got, want, rtol=rtol, atol=atol, msg=lambda m: f"size {s}: {m}")
+    from mlir_sym import backend
+
+    src = list(backend._CACHE.values())[-1].gpu["host_source"]
+    assert "library_einsum" not in src, f"attention was expanded, not the fused kernel:\n{src}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_causal_heads_split(dtype):
+    """GPT-2's form: q, k, v split from one projection, heads first, causal; the output transposed back."""
+    heads, dim = 4, 64
+
+    def f(qkv):
+        b, s, _ = qkv.shape
+        q, k, v = (t.view(b, s, heads, dim).transpose(1, 2) for t in qkv.split(heads * dim, dim=2))
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o.transpose(1, 2).reshape(b, s, heads * dim)
+
+    _check(f, lambda s: (torch.randn(s[0], s[1], 3 * heads * dim, device="cuda", dtype=dtype),),
+           [(1, 7), (2, 33), (3, 64), (1, 130)], dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_float_mask_broadcast(dtype):
+    """BERT's form: an additive mask [B, 1, 1, S] made from 0/1 attention_mask in the graph."""
+
+    def f(q, k, v, keep):
+        mask = (1.0 - keep[:, None, None, :].to(q.dtype)) * torch.finfo(q.dtype).min
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def make(s):
+        b, h, n = s
+        t = _heads(*[torch.randn(b, h, n, 48, device="cuda", dtype=dtype) for _ in range(3)])
+        keep = (torch.rand(b, n, device="cuda") > 0.3).to(torch.int64)
+        keep[:, 0] = 1
+        return (*t, keep)
+
+    _check(f, make, [(2, 3, 5), (1, 2, 40), (3, 1, 70)], dtype)
+
+
+def test_bool_mask_rows_all_masked():
+    """A bool mask [L, S] broadcast over batch and heads; rows with every key masked give 0."""
+
+    def f(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    def make(s):
+        b, n, kv = s
+        q = torch.randn(b, 2, n, 32, device="cuda")
+        k, v = torch.randn(b, 2, kv, 32, device="cuda"), torch.randn(b, 2, kv, 80, device="cuda")
+        m = torch.rand(n, kv, device="cuda") > 0.5
+        m[0] = False
+        return (*_heads(q, k, v), m)
+
+    _check(f, make, [(2, 6, 9), (1, 35, 70)], torch.float32)
+
+
+@pytest.mark.parametrize("shape", [(3, 20, 24), (2, 2, 2, 19, 40)])
+def test_causal_cross_lengths_and_ranks(shape):
+    """Causal with L != S (top-left aligned, as PyTorch), rank 3 and rank 5, head dims 24 and 40, a scale."""
+    *batch, n, d = shape
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+
+    def make(s):
+        q = torch.randn(*batch, s, d, device="cuda")
+        return _heads(q, torch.randn(*batch, s + 5, d, device="cuda"), torch.randn(*batch, s + 5, d, device="cuda"))
+
+    _check(f, make, [n, n + 17, 3], torch.float32)
+
+
+def test_one_launch_no_library_calls():
+    """The compiled attention is one launch of 32 x 4 threads with shuffles and shared memory, and no
+    cuBLAS call."""
+    from mlir_sym import backend
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    (q,) = _heads(torch.randn(1, 4, 20, 64, device="cuda"))
+    cf = _compile(f)
+    with torch.no_grad():
+        torch.testing.assert_close(cf(q, q, q), f(q, q, q), rtol=2e-5, atol=2e-5)
+    art = list(backend._CACHE.values())[-1]
+    src, ptx = art.gpu["host_source"], art.gpu["ptx"]
+    assert "library_einsum" not in src and src.count("rt.launch(") == 1, src
+    assert "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx and ".shared" in ptx
