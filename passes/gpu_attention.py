@@ -4,7 +4,7 @@ attention's online softmax, with no scores buffer and no library calls.
 Expanded, attention is a product `q @ k^T` (a cuBLAS call), a mask-and-softmax kernel over a
 [batch, heads, L, S] scores buffer and a product `p @ v` (a second cuBLAS call); a heads-first product
 whose batch and heads dims do not collapse is a cuBLAS call per batch index. Here it is one launch
-over every batch index: a warp per query row, 4 rows (warps) per block; per chunk of 32 keys the
+over every batch index: a warp per query row, 16 rows (warps) per block; per chunk of 32 keys the
 block stages k and v in shared memory (f32; k's rows padded by one word, so that lane j reading its
 key's row hits distinct banks), each lane scores its key against the row of q it holds in registers
 (pre-scaled), the warp takes the chunk's max and sum with xor shuffles and rescales its running sum
@@ -40,7 +40,7 @@ from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, clone_remapped, de
                                              indexing_maps, root_buffer, use_owner, walk_ops)
 from mlir_sym.passes.registry import SymPass, located_error, register
 
-ROWS = 4  # warps (query rows) per block
+ROWS = 16  # warps (query rows) per block, by default (option `rows`; 4 took 2-2.6 times as long at length 512-2048 on an H100)
 MAX_HEAD = 128  # q's row in registers, k and v tiles of 32 rows in shared memory (attention.FUSED_MAX_HEAD)
 WARP_SYNCHRONOUS = "sym.warp_synchronous"  # on the launch: lanes exchange values, so 32 lanes are needed
 CHUNK = 32  # keys per step: one per lane
@@ -70,7 +70,7 @@ class _Text:
 
 
 def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask: tuple | None,
-                causal: bool, scale: float) -> str:
+                causal: bool, scale: float, rows_per_block: int = ROWS) -> str:
     """A private function whose body computes the attention of its operands (q, k, v, [mask,] out:
     `types` their memref types) with one gpu.launch: nb batch dims, head dims e (q, k) and ev (v), the
     element type `elem`, mask (its static dims, element type, whether it has the scores' full shape)
@@ -108,7 +108,7 @@ def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask
     n = batch[0]
     for b in batch[1:]:
         n = t(f"arith.muli {n}, {b} : index")
-    rows = const(ROWS)
+    rows = const(rows_per_block)
     rblocks = t(f"arith.ceildivui {length}, {rows} : index")
     grid = t(f"arith.muli {n}, {rblocks} : index")
     one, lanes = const(1), const(CHUNK)
@@ -129,13 +129,13 @@ def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask
         else:
             bidx[d] = t(f"arith.remui {rest}, {batch[d]} : index", I)
             rest = t(f"arith.divui {rest}, {batch[d]} : index", I)
-    kr = const(ROWS, I)
+    kr = const(rows_per_block, I)
     i0 = t(f"arith.muli {rb}, {kr} : index", I)
     i = t(f"arith.addi {i0}, %ty : index", I)
     live = t(f"arith.cmpi ult, {i}, {length} : index", I)
     ic = t(f"arith.select {live}, {i}, {k0} : index", I)
     if causal:  # row i reads keys j <= i; the block stages those of its last row
-        last = t(f"arith.addi {i0}, {const(ROWS - 1, I)} : index", I)
+        last = t(f"arith.addi {i0}, {const(rows_per_block - 1, I)} : index", I)
         lm1 = t(f"arith.subi {length}, {k1} : index", I)
         last = t(f"arith.minui {last}, {lm1} : index", I)
         bend = t(f"arith.addi {last}, {k1} : index", I)
@@ -147,7 +147,7 @@ def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask
     kl = const(CHUNK, I)
     tid = t(f"arith.muli %ty, {kl} : index", I)
     tid = t(f"arith.addi {tid}, %tx : index", I)
-    nthreads = const(CHUNK * ROWS, I)
+    nthreads = const(CHUNK * rows_per_block, I)
     sc = fconst(f"{float(scale):.9e}", I)
     qrow = [load("%q", types["q"], bidx + [ic, const(d, I)], elem, I) for d in range(e)]
     qrow = [t(f"arith.mulf {x}, {sc} : f32", I) for x in qrow]
@@ -492,6 +492,8 @@ class GpuAttention(SymPass):
     """Write tm_tensor.attention (from sym-torch-attention) as one fused flash-attention launch."""
 
     name = "sym-gpu-attention"
+    options = {"rows": int}
+    rows = ROWS
 
     def run(self, op: ir.Operation) -> None:
         module = op
@@ -578,7 +580,7 @@ class GpuAttention(SymPass):
             mask = (_static_dims(m.type), str(ir.MemRefType(m.type).element_type), producer is not None)
             operands.append(m)
         operands.append(out)
-        text = kernel_text(types, nb, e, ev, elem, mask, causal, scale)
+        text = kernel_text(types, nb, e, ev, elem, mask, causal, scale, self.rows)
         tmpl = ir.Module.parse(text, context=module.context)
         block = tmpl.body.operations[0].regions[0].blocks[0]
         body = [o.operation for o in block.operations][:-1]  # all but func.return

@@ -85,9 +85,21 @@ def _val(a: Any) -> Any:
     return a.meta.get("example_value", a.meta.get("val")) if isinstance(a, fx.Node) else a
 
 
+def _equal(a, b) -> bool:
+    """Whether two sizes (ints or SymInts) are equal for every value of the symbols (no guard)."""
+    if str(a) == str(b):
+        return True
+    try:
+        from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+        return bool(statically_known_true(a == b))
+    except Exception:  # noqa: BLE001 - sizes of unrelated shape envs
+        return False
+
+
 def _same_dims(a, b) -> bool:
     """Whether two size lists are the same, symbol for symbol."""
-    return len(a) == len(b) and all(str(x) == str(y) for x, y in zip(a, b))
+    return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
 
 
 def _why_not(bound: dict[str, Any]) -> str | None:
@@ -102,7 +114,7 @@ def _why_not(bound: dict[str, Any]) -> str | None:
         return "ranks differ or are below 3"
     if not (_same_dims(q.shape[:-2], k.shape[:-2]) and _same_dims(q.shape[:-2], v.shape[:-2])):
         return "batch dims differ (broadcast or grouped-query)"
-    if str(k.shape[-2]) != str(v.shape[-2]) or str(q.shape[-1]) != str(k.shape[-1]):
+    if not (_equal(k.shape[-2], v.shape[-2]) and _equal(q.shape[-1], k.shape[-1])):
         return "key/value lengths or query/key head dims differ"
     if bound["dropout_p"] not in (0, 0.0) or bound["enable_gqa"] not in (False, None):
         return "dropout or enable_gqa"
@@ -150,6 +162,21 @@ FUSED_MAX_HEAD = 128  # q/k and v head dims the fused GPU kernel takes (q's row 
 _FUSED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
+def _concrete(size) -> int | None:
+    """A size as an int when it is one (a SymInt whose value is fixed included), else None."""
+    if isinstance(size, int):
+        return size
+    node = getattr(size, "node", None)
+    if node is None:
+        return None
+    if node.is_constant():
+        return int(node.constant)
+    expr = node.expr
+    if getattr(node, "shape_env", None) is not None:  # a symbol the shape env specialized (s2 = 768)
+        expr = node.shape_env.replace(expr)
+    return int(expr) if getattr(expr, "is_Integer", False) else None
+
+
 def fused_kernel_why_not(node: fx.Node) -> str | None:
     """Why an mlir_sym::attention node cannot be the fused GPU kernel (sym-gpu-attention), or None."""
     q, k, v, mask, causal, scale = node.args
@@ -157,8 +184,8 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
     if qv.dtype not in _FUSED_DTYPES:
         return f"dtype {qv.dtype}"
     for name, t in (("q/k", qv), ("v", vv)):
-        head = t.shape[-1]
-        if not isinstance(head, int) or not 0 < head <= FUSED_MAX_HEAD:
+        head = _concrete(t.shape[-1])
+        if head is None or not 0 < head <= FUSED_MAX_HEAD:
             return f"{name} head dim {head} is not a number in [1, {FUSED_MAX_HEAD}]"
     if scale is not None and not isinstance(scale, (int, float)):
         return "scale is not a number"
@@ -166,7 +193,7 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
         mv = _val(mask)
         scores = (*qv.shape[:-1], kv.shape[-2])
         for m, full in zip(reversed(mv.shape), reversed(scores)):
-            if not (str(m) == "1" or str(m) == str(full)):
+            if not (_concrete(m) == 1 or _equal(m, full)):
                 return f"mask dim {m} is neither 1 nor the scores' {full}"
     return None
 

@@ -29,6 +29,7 @@ from torch_mlir.extras.fx_importer import FxImporter
 from mlir_sym import attention, fx_rewrites, numerics, shapes
 from mlir_sym.context import make_context
 from mlir_sym.dialects import sym
+from mlir_sym.pipelines import attention_fused_on_gpu
 
 log = logging.getLogger("mlir_sym.importer")
 
@@ -246,7 +247,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
             graph.erase_node(node)
 
     try:
-        attention.expand_attention(graph, keep_fused=target == "gpu")
+        attention.expand_attention(graph, keep_fused=target == "gpu" and attention_fused_on_gpu())
         fx_rewrites.op_aliases(graph)
         fx_rewrites.scalar_first_operands(graph)
         fx_rewrites.var_mean_in_float(graph)

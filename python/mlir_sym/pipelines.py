@@ -76,6 +76,20 @@ PIPELINES: dict[str, str] = {
         "canonicalize, cse), reconcile-unrealized-casts)"
     ),
 }
+# MLIR_SYM_FUSED_ATTENTION=0: attention on the GPU as its expansion (cuBLAS products and a softmax
+# kernel) instead of sym-gpu-attention's fused kernel, which is slower at long sequences (2.6-5 times
+# inductor's GPU time at lengths 1024-2048 on an H100, benchmarks/bench_attention.py). The importer
+# keeps attention nodes only while the pipeline has sym-torch-attention (attention_fused_on_gpu), so
+# the setting enters the code and artifact caches' keys with the pipeline text.
+if os.environ.get("MLIR_SYM_FUSED_ATTENTION", "1") == "0":
+    PIPELINES["torch-to-linalg"] = PIPELINES["torch-to-linalg"].replace(" sym-torch-attention,", "")
+
+
+def attention_fused_on_gpu() -> bool:
+    """Whether GPU imports keep attention nodes for the fused kernel (MLIR_SYM_FUSED_ATTENTION)."""
+    return " sym-torch-attention," in PIPELINES["torch-to-linalg"]
+
+
 # Tuning the GPU mapping without editing the pipeline: MLIR_SYM_GPU_MAP_OPTIONS="reduction-vectors=2
 # max-reduction-block=128" passes options to sym-gpu-map-parallel (they enter the code cache's key
 # with the pipeline text). For experiments; benchmarks/bench_gpu_variants.py compares settings.

@@ -1,7 +1,7 @@
 // RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-attention | filecheck %s
 
 // The heads split of one qkv buffer (three transposed copies) and a float mask made from a bool
-// [B, 1, 1, S] input: one warp-synchronous launch of 32 x 4 threads over (batch * heads * row blocks),
+// [B, 1, 1, S] input: one warp-synchronous launch of 32 x 16 threads over (batch * heads * row blocks),
 // k and v staged in shared memory per chunk of 32 keys, the chunk's max and sum by xor shuffles, each
 // key's probability by an idx shuffle. q, k and v are read in place through memref.transpose views
 // (no copies), the mask's generic is computed in the kernel from the bool input (no scores-sized
@@ -12,7 +12,7 @@
 // CHECK-DAG:   %[[K:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>
 // CHECK-DAG:   %[[V:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 128>>
 // CHECK-NOT:   linalg.transpose
-// CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c4{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c16{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
 // CHECK:         memref.load %[[Q]]
 // CHECK:         scf.for
 // CHECK:           gpu.barrier
