@@ -68,7 +68,16 @@ def mlp_block(x, g, beta, w1, b1, w2, b2):
     return x + F.linear(F.gelu(F.linear(h, w1, b1)), w2, b2)
 
 
+def attention(qkv):
+    """GPT-2's causal attention on a [B, L, 768] projection: 4 heads of 64 (sym-gpu-attention's kernel)."""
+    b, s, _ = qkv.shape
+    q, k, v = (t.view(b, s, 4, 64).transpose(1, 2) for t in qkv.split(256, dim=2))
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, 256)
+
+
 def inputs(case: str, shape: tuple[int, ...], dev: str, dtype: torch.dtype = torch.float32) -> tuple:
+    if case == "attention":  # shape (batch, length)
+        return (torch.randn(*shape, 768, device=dev, dtype=dtype),)
     x = torch.randn(*shape, device=dev, dtype=dtype)
     if case == "mlp_block":
         d = shape[-1]
@@ -98,7 +107,7 @@ CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 77
          "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
          "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)]),
          "colargmax": (colargmax, [(1000, 777), (4096, 1024)]),
-         "mlp_block": (mlp_block, [(8, 256), (64, 256)])}
+         "mlp_block": (mlp_block, [(8, 256), (64, 256)]), "attention": (attention, [(1, 32), (8, 1024)])}
 
 
 KEY = {"eager": "dynamo_eager"}  # backend -> column (the first column, "eager", is uncompiled eager)

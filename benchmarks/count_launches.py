@@ -5,7 +5,7 @@ kernel launch sites (`rt.launch(` statements of the host programs, all variants)
 A launch site inside a loop of the host program counts once; the GPU's kernels a call (cuBLAS's
 included) are what benchmarks/profile_hf_calls.py reports on a device.
 
-    python benchmarks/count_launches.py [--models gpt2:float32,bert:bfloat16,...] [--batch 1] [--length 16]
+    python benchmarks/count_launches.py [--models gpt2:float32,bert:bfloat16,...] [--batch 1] [--length 16] [--dump DIR]
 
 With --batch above 1 the batch is a symbol too (a dynamic batch). To compare with another version of
 the compiler, run this file with that version first on PYTHONPATH.
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_gpu_compile as b  # noqa: E402
 
 
-def count(name: str, dtype: str, batch: int, length: int) -> dict:
+def count(name: str, dtype: str, batch: int, length: int, dump: str = "") -> dict:
     sources: list[str] = []
     original = b.codegen_variant
 
@@ -46,6 +46,9 @@ def count(name: str, dtype: str, batch: int, length: int) -> dict:
             compiled(**kwargs)
     finally:
         b.codegen_variant = original
+    for i, src in enumerate(sources if dump else []):
+        with open(os.path.join(dump, f"{name}_{dtype}_b{batch}_{i}.py"), "w") as f:
+            f.write(src)
     return {"model": name, "dtype": dtype, "batch": batch, "length": length, "variants": len(sources),
             "launch_sites": sum(s.count("rt.launch(") for s in sources),
             "library_calls": sum(s.count("rt.library_") for s in sources),
@@ -58,6 +61,7 @@ def main(argv=None) -> int:
     p.add_argument("--models", default="gpt2:float32,gpt2:bfloat16,bert:float32,bert:bfloat16,t5:float32,t5:bfloat16")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--length", type=int, default=16)
+    p.add_argument("--dump", default="", help="write each host program to DIR/<model>_<dtype>_b<batch>_<i>.py")
     a = p.parse_args(argv)
     os.environ.setdefault("MLIR_SYM_CACHE_DIR", tempfile.mkdtemp())  # no code cache from another version
     print(f"# python benchmarks/count_launches.py --models {a.models} --batch {a.batch} --length {a.length}")
@@ -65,7 +69,7 @@ def main(argv=None) -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     for spec in a.models.split(","):
         name, dtype = spec.split(":")
-        r = count(name, dtype, a.batch, a.length)
+        r = count(name, dtype, a.batch, a.length, a.dump)
         print(f"| {name} | {dtype} | {r['launch_sites']} | {r['library_calls']} | {r['torch_empty']} | {r['arena_buffers']} |",
               flush=True)
     return 0

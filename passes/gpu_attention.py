@@ -5,7 +5,8 @@ Expanded, attention is a product `q @ k^T` (a cuBLAS call), a mask-and-softmax k
 [batch, heads, L, S] scores buffer and a product `p @ v` (a second cuBLAS call); a heads-first product
 whose batch and heads dims do not collapse is a cuBLAS call per batch index. Here it is one launch
 over every batch index: a warp per query row, 16 rows (warps) per block; per chunk of 32 keys the
-block stages k and v in shared memory (f32; k's rows padded by one word, so that lane j reading its
+block stages k and v in shared memory (software pipelined: the next chunk's tiles are loaded while
+this one is computed; f32; k's rows padded by one word, so that lane j reading its
 key's row hits distinct banks), each lane scores its key against the row of q it holds in registers
 (pre-scaled), the warp takes the chunk's max and sum with xor shuffles and rescales its running sum
 and accumulator (lane l owns the output's dims l, l + 32, ...), then adds each key's probability
@@ -155,37 +156,63 @@ def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask
     zero = fconst("0.000000e+00", I)
     racc = (ev + CHUNK - 1) // CHUNK  # accumulators per lane
     chunks = t(f"arith.ceildivui {bend}, {kl} : index", I)
+
+    def slots(width: int) -> list:
+        """This thread's elements of a [32, width] tile: (row in the tile, column, in range or None),
+        one per round of the block's threads (loop invariants)."""
+        total, out = CHUNK * width, []
+        for u in range((total + CHUNK * rows_per_block - 1) // (CHUNK * rows_per_block)):
+            el = t(f"arith.addi {tid}, {const(u * CHUNK * rows_per_block, I)} : index", I)
+            inside = None
+            if (u + 1) * CHUNK * rows_per_block > total:  # the last round: some threads have nothing
+                inside = t(f"arith.cmpi ult, {el}, {const(total, I)} : index", I)
+                el = t(f"arith.select {inside}, {el}, {const(0, I)} : index", I)
+            out.append((t(f"arith.divui {el}, {const(width, I)} : index", I),
+                        t(f"arith.remui {el}, {const(width, I)} : index", I), inside))
+        return out
+
+    def stage(ref: str, typ: str, tile: list, first: str, ind: int) -> list:
+        """The loads of rows first .. first + 31 of `ref` (0 past the keys) into this thread's slots:
+        all issued before any store."""
+        out = []
+        for jj, d, _ in tile:
+            j = t(f"arith.addi {first}, {jj} : index", ind)
+            ok = t(f"arith.cmpi ult, {j}, {keys} : index", ind)
+            jc = t(f"arith.select {ok}, {j}, {const(0, ind)} : index", ind)
+            x = load(ref, typ, bidx + [jc, d], elem, ind)
+            out.append(t(f"arith.select {ok}, {x}, {fconst('0.000000e+00', ind)} : f32", ind))
+        return out
+
+    def store(vals: list, tile: list, width: int, pad: int, dst: str, dst_n: int, ind: int) -> None:
+        for x, (jj, d, inside) in zip(vals, tile):
+            pos = t(f"arith.muli {jj}, {const(width + pad, ind)} : index", ind)
+            pos = t(f"arith.addi {pos}, {d} : index", ind)
+            st = f"memref.store {x}, {dst}[{pos}] : memref<{dst_n}xf32, {smem}>"
+            if inside is None:
+                t.raw(st, ind)
+            else:
+                t.raw(f"scf.if {inside} {{", ind)
+                t.raw(st, ind + 2)
+                t.raw("}", ind)
+
+    # software pipelined: chunk 0's k / v tiles are loaded before the loop, each step stores the
+    # loaded tiles, then loads the next chunk's while it computes this one
+    ktile, vtile = slots(e), slots(ev)
+    pre = stage("%k", types["k"], ktile, k0, I) + stage("%v", types["v"], vtile, k0, I)
     accs = [f"%a{r}" for r in range(racc)]
-    iters = ", ".join([f"%run_max = {ninf}", f"%run_sum = {zero}"] + [f"{a} = {zero}" for a in accs])
-    t.raw(f"%res:{2 + racc} = scf.for %ch = {k0} to {chunks} step {k1} iter_args({iters}) -> ({', '.join([f32] * (2 + racc))}) {{", I)
+    carried = [f"%pf{n}" for n in range(len(pre))]
+    iters = ", ".join([f"%run_max = {ninf}", f"%run_sum = {zero}"] + [f"{a} = {zero}" for a in accs]
+                      + [f"{c} = {x}" for c, x in zip(carried, pre)])
+    n_iter = 2 + racc + len(pre)
+    t.raw(f"%res:{n_iter} = scf.for %ch = {k0} to {chunks} step {k1} iter_args({iters}) -> ({', '.join([f32] * n_iter)}) {{", I)
     J = 6
     j0 = t(f"arith.muli %ch, {const(CHUNK, J)} : index", J)
     t.raw("gpu.barrier", J)
-
-    def stage(ref: str, typ: str, width: int, pad: int, dst: str, dst_n: int) -> None:
-        """Cooperative copy of rows j0 .. j0 + 31 of `ref` into `dst` (0 past the keys)."""
-        total = const(CHUNK * width, J)
-        t.raw(f"scf.for %s{dst[1:]} = {tid} to {total} step {nthreads} {{", J)
-        K = J + 2
-        w = t(f"arith.constant {width} : index", K)
-        jj = t(f"arith.divui %s{dst[1:]}, {w} : index", K)
-        d = t(f"arith.remui %s{dst[1:]}, {w} : index", K)
-        j = t(f"arith.addi {j0}, {jj} : index", K)
-        ok = t(f"arith.cmpi ult, {j}, {keys} : index", K)
-        z = t("arith.constant 0 : index", K)
-        jc = t(f"arith.select {ok}, {j}, {z} : index", K)
-        x = load(ref, typ, bidx + [jc, d], elem, K)
-        fz = t("arith.constant 0.000000e+00 : f32", K)
-        x = t(f"arith.select {ok}, {x}, {fz} : f32", K)
-        rw = t(f"arith.constant {width + pad} : index", K)
-        pos = t(f"arith.muli {jj}, {rw} : index", K)
-        pos = t(f"arith.addi {pos}, {d} : index", K)
-        t.raw(f"memref.store {x}, {dst}[{pos}] : memref<{dst_n}xf32, {smem}>", K)
-        t.raw("}", J)
-
-    stage("%k", types["k"], e, 1, "%ks", ks_n)
-    stage("%v", types["v"], ev, 0, "%vs", vs_n)
+    store(carried[:len(ktile)], ktile, e, 1, "%ks", ks_n, J)
+    store(carried[len(ktile):], vtile, ev, 0, "%vs", vs_n, J)
     t.raw("gpu.barrier", J)
+    jnext = t(f"arith.addi {j0}, {const(CHUNK, J)} : index", J)
+    nxt = stage("%k", types["k"], ktile, jnext, J) + stage("%v", types["v"], vtile, jnext, J)
     # lane tx scores key j0 + tx: four partial sums (independent FMA chains)
     row = t(f"arith.muli %tx, {const(e + 1, J)} : index", J)
     parts = [None] * 4
@@ -272,7 +299,7 @@ def kernel_text(types: dict[str, str], nb: int, e: int, ev: int, elem: str, mask
             pos = t(f"arith.addi {dcols[r]}, {const(jj * ev, J)} : index", J)
             vv = t(f"memref.load %vs[{pos}] : memref<{vs_n}xf32, {smem}>", J)
             acc[r] = t(f"math.fma {pj}, {vv}, {acc[r]} : f32", J)
-    t.raw(f"scf.yield {', '.join([mnew, lnew] + acc)} : {', '.join([f32] * (2 + racc))}", J)
+    t.raw(f"scf.yield {', '.join([mnew, lnew] + acc + nxt)} : {', '.join([f32] * n_iter)}", J)
     t.raw("}", I)
     for key in [key for key in c if key[1] > I]:  # constants of the loop's body stay there
         del c[key]
@@ -580,7 +607,10 @@ class GpuAttention(SymPass):
             mask = (_static_dims(m.type), str(ir.MemRefType(m.type).element_type), producer is not None)
             operands.append(m)
         operands.append(out)
-        text = kernel_text(types, nb, e, ev, elem, mask, causal, scale, self.rows)
+        # q's row (e registers) and the prefetched tiles: past head dim 64, 8 rows a block (256
+        # threads may use 255 registers; 512 threads, 128)
+        rows = self.rows if max(e, ev) <= 64 else min(self.rows, 8)
+        text = kernel_text(types, nb, e, ev, elem, mask, causal, scale, rows)
         tmpl = ir.Module.parse(text, context=module.context)
         block = tmpl.body.operations[0].regions[0].blocks[0]
         body = [o.operation for o in block.operations][:-1]  # all but func.return

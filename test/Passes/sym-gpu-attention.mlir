@@ -2,7 +2,8 @@
 
 // The heads split of one qkv buffer (three transposed copies) and a float mask made from a bool
 // [B, 1, 1, S] input: one warp-synchronous launch of 32 x 16 threads over (batch * heads * row blocks),
-// k and v staged in shared memory per chunk of 32 keys, the chunk's max and sum by xor shuffles, each
+// k and v staged in shared memory per chunk of 32 keys (the next chunk's tiles loaded while this one
+// is computed), the chunk's max and sum by xor shuffles, each
 // key's probability by an idx shuffle. q, k and v are read in place through memref.transpose views
 // (no copies), the mask's generic is computed in the kernel from the bool input (no scores-sized
 // buffer), and the output goes to its own buffer (a generic, not a transpose, reads it).
@@ -14,13 +15,15 @@
 // CHECK-NOT:   linalg.transpose
 // CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c16{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
 // CHECK:         memref.load %[[Q]]
+// CHECK:         memref.load %[[K]]
+// CHECK:         memref.load %[[V]]
 // CHECK:         scf.for
 // CHECK:           gpu.barrier
-// CHECK:           memref.load %[[K]]
 // CHECK:           memref.store %{{.+}}, %[[KS]]
-// CHECK:           memref.load %[[V]]
 // CHECK:           memref.store %{{.+}}, %[[VS]]
 // CHECK:           gpu.barrier
+// CHECK:           memref.load %[[K]]
+// CHECK:           memref.load %[[V]]
 // CHECK:           memref.load %[[KS]]
 // CHECK:           %[[MV:.+]] = memref.load %arg1[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x1x1x?xi1>
 // CHECK-NEXT:      arith.uitofp %[[MV]] : i1 to f32

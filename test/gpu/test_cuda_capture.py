@@ -274,7 +274,7 @@ def test_device_scalar_one_copy_per_value():
 
 @pytest.mark.parametrize("base", ["contiguous", "column", "offset"])
 def test_descriptor_views_match_tensor_views(base):
-    """Runtime.dsubview / dexpand / dcollapse (views only kernels read, as memref descriptors) give
+    """Runtime.dsubview / dexpand / dcollapse / dtranspose (views only kernels read, as memref descriptors) give
     the descriptor of the tensor view the host program would otherwise make."""
     from mlir_sym.runtime.cuda import Runtime
 
@@ -297,6 +297,8 @@ def test_descriptor_views_match_tensor_views(base):
     assert Runtime.dcollapse(c, [[0, 1, 2]]) == Runtime.desc(c.view(400))
     u = torch.randn(7, 1)
     assert Runtime.dcollapse(u, [[0, 1]]) == Runtime.desc(u.view(7))
+    assert Runtime.dtranspose(t, [0, 2, 1]) == Runtime.desc(t.permute(0, 2, 1))
+    assert Runtime.dtranspose(Runtime.desc(c), [2, 0, 1]) == Runtime.desc(c.permute(2, 0, 1))
 
 
 def test_arena_carves_aligned_descriptors():

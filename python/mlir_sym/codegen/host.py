@@ -312,7 +312,10 @@ class HostCodegen:
             self._emit(ind, f"{self._new(op.result)} = C_{_ident(self._constant(op))}")
         elif name == "memref.transpose":
             perm = [ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(op.attributes["permutation"]).value.results]
-            self._emit(ind, f"{self._new(op.result)} = {r(0)}.permute({perm})")
+            if _key(op.result) in self.descs:
+                self._emit(ind, f"{self._new(op.result)} = rt.dtranspose({r(0)}, {perm})")
+            else:
+                self._emit(ind, f"{self._new(op.result)} = {r(0)}.permute({perm})")
         elif name == "memref.reinterpret_cast":
             self._reinterpret(op, ind)
         elif name == "gpu.launch_func":
@@ -487,14 +490,14 @@ def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:
 
 
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.transpose")
 
 
 def _descriptor_views(blocks: list) -> set:
-    """The views (subview, expand_shape, collapse_shape, cast) and allocations whose every use is a kernel
+    """The views (subview, expand_shape, collapse_shape, cast, transpose) and allocations whose every use is a kernel
     operand, an operand of a contraction (cuBLAS reads descriptors, runtime/cublas.py), a `memref.dim`,
     or another such view: the host program computes their memref
-    descriptors with integer arithmetic (Runtime.dsubview / dexpand / dcollapse: 0.4 us) instead of
+    descriptors with integer arithmetic (Runtime.dsubview / dexpand / dcollapse / dtranspose: 0.4 us) instead of
     making tensor views (as_strided / view: 1.4 to 2.7 us each on the H100 host,
     bench_host_primitives.py), and carves such buffers from one allocation a call (Runtime.Arena)
     instead of a torch.empty each (5-7 us)."""

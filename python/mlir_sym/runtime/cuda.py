@@ -392,6 +392,14 @@ class Runtime:
         return (d[0], d[1], d[2], *shape, *new_st)
 
     @staticmethod
+    def dtranspose(src: Any, perm: Sequence[int]) -> tuple:
+        """memref.transpose of a descriptor: result dim i is `src`'s dim perm[i] (torch's permute)."""
+        d = src if type(src) is tuple else Runtime.desc(src)
+        r = (len(d) - 3) // 2
+        sizes, st = d[3:3 + r], d[3 + r:]
+        return (d[0], d[1], d[2], *[sizes[p] for p in perm], *[st[p] for p in perm])
+
+    @staticmethod
     def dcollapse(src: Any, groups: Sequence[Sequence[int]]) -> tuple:
         d = src if type(src) is tuple else Runtime.desc(src)
         r = (len(d) - 3) // 2
