@@ -4,17 +4,18 @@ attention's online softmax, with no scores buffer and no library calls.
 Expanded, attention is a product `q @ k^T` (a cuBLAS call), a mask-and-softmax kernel over a
 [batch, heads, L, S] scores buffer and a product `p @ v` (a second cuBLAS call); a heads-first product
 whose batch and heads dims do not collapse is a cuBLAS call per batch index. Here it is one launch
-over every batch index: a warp per query row, 16 rows (warps) per block; per chunk of 32 keys the
-block stages k and v in shared memory (software pipelined: the next chunk's tiles are loaded while
-this one is computed; f32; k's rows padded by one word, so that lane j reading its
-key's row hits distinct banks), each lane scores its key against the row of q it holds in registers
+over every batch index: a warp per query row, 16 rows (warps) per block (8 past head dim 64: q's row
+lives in registers); per chunk of 32 keys the block stages k and v in shared memory (f32; k's rows
+padded by one word, so that lane j reading its key's row hits distinct banks; software pipelined: the
+next chunk's tiles are loaded, every load before any store, while this one is computed), each lane scores its key against the row of q it holds in registers
 (pre-scaled), the warp takes the chunk's max and sum with xor shuffles and rescales its running sum
 and accumulator (lane l owns the output's dims l, l + 32, ...), then adds each key's probability
 (an idx shuffle) times v's row. Masks: causal (a row's keys end at min(i + 1, S); the block stages the
 keys its last row reads), bool (false is -inf) or additive float, broadcast over dims of size 1;
 rows whose keys are all masked give 0 (PyTorch's safe softmax). Half inputs are computed in f32;
 each probability is rounded to the half type before its product with v (flash attention's rounding
-of P), the output once. Loads see through buffers only a `memref.copy` or `linalg.transpose` of
+of P), the output once. A mask that sym-torch-attention broadcast with a linalg.generic (and whatever
+fusion put into it) is computed in the kernel at each (row, key) from the generic's inputs. Loads see through buffers only a `memref.copy` or `linalg.transpose` of
 a view fills for this op (the heads split: q, k, v are read in place from the qkv buffer), and an
 output that only a `linalg.transpose` reads is written transposed into that transpose's buffer.
 
@@ -23,17 +24,17 @@ Before:
       ins(%q, %k, %v : memref<1x4x?x64xf32>, ...) outs(%o : memref<1x4x?x64xf32>)
 After:
   %grid = arith.muli %heads_and_batch, %row_blocks : index
-  gpu.launch blocks(...) in (%gx = %grid, ...) threads(...) in (%sx = %c32, %sy = %c4, %sz = %c1)
+  gpu.launch blocks(...) in (%gx = %grid, ...) threads(...) in (%sx = %c32, %sy = %c16, %sz = %c1)
       workgroup(%ks : memref<2080xf32, #gpu.address_space<workgroup>>, %vs : memref<2048xf32, ...>) {
-    ... scf.for over chunks of 32 keys: gpu.barrier, stage k/v, scores, gpu.shuffle xor (max, sum),
-        rescale, gpu.shuffle idx (p_j) * v[j] ...
+    ... loads of chunk 0's k / v tiles
+    ... scf.for over chunks of 32 keys: gpu.barrier, store the tiles, gpu.barrier, load the next
+        chunk's, scores, gpu.shuffle xor (max, sum), rescale, gpu.shuffle idx (p_j) * v[j] ...
     memref.store ... %o[...]
   }
 """
 from __future__ import annotations
 
 from torch_mlir import ir
-
 from torch_mlir.dialects import arith as arith_d
 from torch_mlir.dialects import memref as memref_d
 
