@@ -23,7 +23,9 @@ Facts:
 * static dimensions of the tensor types, and that every dimension is non-negative (which alone proves
   torch-mlir's `arith.cmpi sge, %dim, %c0` "negative values not allowed" checks);
 * the declared ranges of the module's `sym.symbol`s, when it declares any (a name in `sym.dims` must
-  then be declared: an unknown one is a located error); otherwise symbols are unconstrained integers;
+  then be declared: an unknown one is a located error), and those a compute module records in its
+  `sym.ranges` attribute (`{s0 = "2:512"}`: pipelines.split_guards moves the declarations to the guard
+  function's module, which checks them); otherwise symbols are unconstrained integers;
 * an assert of the entry block that stays holds for the code after it.
 
 The conditions are read through `arith` (`cmpi` signed and, on provably non-negative operands,
@@ -43,7 +45,7 @@ import itertools
 from torch_mlir import ir
 
 from mlir_sym import shapes
-from mlir_sym.passes.canonicalize import declared_ranges, functions, module_of
+from mlir_sym.passes.canonicalize import declared_ranges, functions, module_of, recorded_ranges
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 DIMS_ATTR = "sym.dims"
@@ -240,6 +242,11 @@ class _Reader:
                 verdict, _ = self.facts.decide(self.cond(src))
                 return self._opaque() if verdict is None else shapes.sympy_int(int(verdict))
             return self.int(src)
+        if name in ("arith.minsi", "arith.maxsi"):  # the operand the facts prove the smaller / larger
+            a, b = self.int(op.operands[0]), self.int(op.operands[1])
+            verdict, _ = self.facts.decide(shapes.relation("le", a, b))
+            if verdict is not None:
+                return a if verdict == (name == "arith.minsi") else b
         if name in _BINARY:
             return shapes.size_binary(_BINARY[name], self.int(op.operands[0]), self.int(op.operands[1]))
         if name in _NONNEG_BINARY:
@@ -344,11 +351,12 @@ def argument_facts(fn: ir.Operation, declared: dict) -> dict:
     return dims
 
 
-def size_reader(fn: ir.Operation, declared: dict) -> _Reader:
-    """A reader of `fn`'s index values as sympy expressions of the symbols, under its argument facts
-    and the declared symbol ranges (also used by sym-unify-sizes)."""
+def size_reader(fn: ir.Operation, declared: dict, recorded: dict | None = None) -> _Reader:
+    """A reader of `fn`'s index values as sympy expressions of the symbols, under its argument facts,
+    the declared symbol ranges and those the module records in `sym.ranges` (also used by
+    sym-unify-sizes). Only declarations make an unknown name in the facts an error."""
     dims = argument_facts(fn, declared)
-    facts = shapes.Facts({name: rng for name, rng in declared.items()})
+    facts = shapes.Facts({**(recorded or {}), **declared})
     for (arg, k), expr in dims.items():
         if k is not None:  # a dimension (a SymInt argument may be negative)
             facts.add(("dim", k, str(expr)), shapes.relation("ge", expr, 0))
@@ -363,13 +371,13 @@ class SymAssertElim(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         module = module_of(op)
-        declared = declared_ranges(module)
+        declared, recorded = declared_ranges(module), recorded_ranges(module)
         for fn in functions(op):
             if fn.regions[0].blocks:
-                self._function(fn, declared)
+                self._function(fn, declared, recorded)
 
-    def _function(self, fn: ir.Operation, declared: dict) -> None:
-        reader = size_reader(fn, declared)
+    def _function(self, fn: ir.Operation, declared: dict, recorded: dict) -> None:
+        reader = size_reader(fn, declared, recorded)
         facts = reader.facts
         entry = fn.regions[0].blocks[0]
         erased: list[ir.Operation] = []

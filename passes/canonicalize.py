@@ -105,6 +105,21 @@ def declared_ranges(module: ir.Operation | None) -> dict[str, tuple[int | None, 
     return out
 
 
+RANGES_ATTR = "sym.ranges"  # on a compute module: its symbols' ranges, {s0 = "2:512"} (pipelines.split_guards)
+
+
+def recorded_ranges(module: ir.Operation | None) -> dict[str, tuple[int | None, int | None]]:
+    """The symbol ranges a compute module carries in its `sym.ranges` attribute (its `sym.symbol`
+    declarations stay with the guard function): name -> (lo, hi), None where unbounded."""
+    if module is None or RANGES_ATTR not in module.attributes:
+        return {}
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for named in ir.DictAttr(module.attributes[RANGES_ATTR]):
+        lo, hi = ir.StringAttr(named.attr).value.split(":")
+        out[named.name] = (int(lo) if lo else None, int(hi) if hi else None)
+    return out
+
+
 def declared_unbacked(module: ir.Operation | None) -> set[str]:
     """The declared symbols marked `unbacked` (values that depend on data)."""
     if module is None:

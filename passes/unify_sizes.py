@@ -43,7 +43,7 @@ from torch_mlir import ir
 
 from mlir_sym.passes._compute_common import compute_funcs, defining_op, use_owner
 from mlir_sym.passes.assert_elim import size_reader
-from mlir_sym.passes.canonicalize import declared_ranges, module_of
+from mlir_sym.passes.canonicalize import declared_ranges, module_of, recorded_ranges
 from mlir_sym.passes.fuse_elementwise_chains import _contraction
 from mlir_sym.passes.registry import SymPass, register
 
@@ -61,9 +61,9 @@ class UnifySizes(SymPass):
     values = True
 
     def run(self, op: ir.Operation) -> None:
-        declared = declared_ranges(module_of(op))
+        declared, recorded = declared_ranges(module_of(op)), recorded_ranges(module_of(op))
         for fn in compute_funcs(op):
-            reader = size_reader(fn, declared)
+            reader = size_reader(fn, declared, recorded)
             first: dict = {}
             for child in list(fn.regions[0].blocks[0].operations) if self.values else []:
                 o = child.operation

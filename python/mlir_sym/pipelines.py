@@ -29,6 +29,7 @@ from torch_mlir import ir
 import mlir_sym.passes  # noqa: F401 - registers every pass the pipelines below name
 from mlir_sym.dialects import sym
 from mlir_sym.passes.registry import PassError, build_pipeline, register_pipeline
+from mlir_sym.passes.canonicalize import RANGES_ATTR, declared_ranges
 
 log = logging.getLogger("mlir_sym.pipelines")
 
@@ -168,8 +169,9 @@ def _format(e: Exception) -> str:
 
 
 def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.Module]:
-    """Two new modules from one imported module: (guards, compute). Both keep the symbol declarations
-    the guard function needs; the compute module keeps none of the `sym` declarations."""
+    """Two new modules from one imported module: (guards, compute). The guards module keeps the symbol
+    declarations; the compute module keeps none of the `sym` ops, and their ranges as its `sym.ranges`
+    attribute (which the guard function checks on entry)."""
     with context:
         text = module.operation.get_asm(enable_debug_info=True)
         guards = ir.Module.parse(text)
@@ -177,6 +179,11 @@ def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.
     for op in list(guards.body.operations):
         if op.operation.name == "func.func" and sym.GUARD_FN_ATTR not in op.operation.attributes:
             op.operation.erase()
+    ranges = {}
+    for name, (lo, hi) in declared_ranges(compute.operation).items():
+        ranges[name] = ir.StringAttr.get(f"{'' if lo is None else lo}:{'' if hi is None else hi}", context)
+    if ranges:  # what sym-assert-elim / sym-unify-sizes may assume: the guard function checks it
+        compute.operation.attributes[RANGES_ATTR] = ir.DictAttr.get(ranges, context)
     for op in list(compute.body.operations):
         if op.operation.name == "sym.symbol" or (
             op.operation.name == "func.func" and sym.GUARD_FN_ATTR in op.operation.attributes

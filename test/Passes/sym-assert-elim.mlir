@@ -305,3 +305,40 @@ func.func @int_fact_on_a_tensor(%arg0: tensor<f32> {sym.int = "s0"}) {
 func.func @bad_int_fact(%arg0: i64 {sym.int = "2 *"}) {
   return
 }
+
+// -----
+
+// The ranges a compute module records (`sym.ranges`: split_guards keeps the declarations with the
+// guard function, which checks them): BERT's token_type_ids slice is min(max(s, 0), 512) long,
+// which is s for s in [2, 512], so the broadcast check against s goes.
+// CHECK-LABEL: func.func @recorded_ranges
+// CHECK-NOT:   cf.assert
+// CHECK:       return
+module attributes {sym.ranges = {s0 = "2:512"}} {
+  func.func @recorded_ranges(%arg0: i64 {sym.int = "s0"}) -> index {
+    %c0 = arith.constant 0 : index
+    %c512 = arith.constant 512 : index
+    %0 = arith.index_cast %arg0 : i64 to index
+    %1 = arith.maxsi %0, %c0 : index
+    %2 = arith.minsi %1, %c512 : index
+    %3 = arith.cmpi eq, %2, %0 : index
+    cf.assert %3, "mismatched size for broadcast"
+    return %2 : index
+  }
+}
+
+// -----
+
+// Without an upper bound, min(s, 512) may differ from s: the check stays.
+// CHECK-LABEL: func.func @recorded_ranges_unbounded
+// CHECK:       cf.assert
+module attributes {sym.ranges = {s0 = "2:"}} {
+  func.func @recorded_ranges_unbounded(%arg0: i64 {sym.int = "s0"}) -> index {
+    %c512 = arith.constant 512 : index
+    %0 = arith.index_cast %arg0 : i64 to index
+    %1 = arith.minsi %0, %c512 : index
+    %2 = arith.cmpi eq, %1, %0 : index
+    cf.assert %2, "mismatched size for broadcast"
+    return %1 : index
+  }
+}
