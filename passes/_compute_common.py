@@ -5,6 +5,7 @@ operand uses, and bodies cloned with remapped operands)."""
 from __future__ import annotations
 
 from torch_mlir import ir
+from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.dialects import sym
 
@@ -35,6 +36,21 @@ def root_buffer(v: ir.Value) -> ir.Value:
         if op is None or op.name not in MEMREF_VIEW_OPS:
             return v
         v = op.operands[0]
+
+
+def transpose_view(src: ir.Value, perm: list[int], at: ir.Operation) -> ir.Value | None:
+    """Before `at`: `memref.transpose` of `src` by `perm` (result dim i is `src`'s dim perm[i], as
+    linalg.transpose's `permutation`), its strides permuted; None if `src` has no strided layout."""
+    st = ir.MemRefType(src.type)
+    try:
+        strides, offset = st.get_strides_and_offset()
+    except Exception:  # noqa: BLE001 - not strided
+        return None
+    shape = [st.shape[p] for p in perm]
+    view_t = ir.MemRefType.get(shape, st.element_type, ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm]),
+                               st.memory_space)
+    with ir.InsertionPoint(at), at.location:
+        return memref_d.TransposeOp(view_t, src, ir.AffineMapAttr.get(ir.AffineMap.get_permutation(perm))).result
 
 
 def constant_value(v: ir.Value) -> int | float | None:

@@ -39,7 +39,7 @@ from torch_mlir.dialects import arith as arith_d
 from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, clone_remapped, defining_op, dim_or_zero,
-                                             indexing_maps, root_buffer, use_owner, walk_ops)
+                                             indexing_maps, root_buffer, transpose_view, use_owner, walk_ops)
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 ROWS = 16  # warps (query rows) per block, by default (option `rows`; 4 took 2-2.6 times as long at length 512-2048 on an H100)
@@ -453,21 +453,6 @@ def _permutation(o: ir.Operation) -> list[int]:
     return list(ir.DenseI64ArrayAttr(o.attributes["permutation"]))
 
 
-def _transpose_view(src: ir.Value, perm: list[int], at: ir.Operation) -> ir.Value | None:
-    """Before `at`: memref.transpose of `src` by `perm` (result[i] = src[perm[i]], linalg.transpose's
-    convention); None if `src` has no strided layout."""
-    st = ir.MemRefType(src.type)
-    try:
-        strides, offset = st.get_strides_and_offset()
-    except Exception:  # noqa: BLE001 - not strided
-        return None
-    shape = [st.shape[p] for p in perm]
-    rt = ir.MemRefType.get(shape, st.element_type, ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm]),
-                           st.memory_space)
-    with ir.InsertionPoint(at), at.location:
-        return memref_d.TransposeOp(rt, src, ir.AffineMapAttr.get(ir.AffineMap.get_permutation(perm))).result
-
-
 _READERS = ("memref.dim", "memref.dealloc", "memref.load") + MEMREF_VIEW_OPS
 
 
@@ -541,7 +526,7 @@ class GpuAttention(SymPass):
         if writer.name == "memref.copy":
             src = writer.operands[0]
         else:
-            src = _transpose_view(writer.operands[0], _permutation(writer), at)
+            src = transpose_view(writer.operands[0], _permutation(writer), at)
             if src is None:
                 return v
         erase.extend([*dead, writer, defining_op(v)])
@@ -571,7 +556,7 @@ class GpuAttention(SymPass):
             ddef.move_before(at)
         if any(root_buffer(x) == dst for o in _between(at, tr[0]) for x in o.operands):
             return out
-        view = _transpose_view(dst, _inverse(_permutation(tr[0])), at)
+        view = transpose_view(dst, _inverse(_permutation(tr[0])), at)
         if view is None:
             return out
         erase.extend([tr[0], *[o for o, _ in readers if o.name == "memref.dealloc"], *dead, alloc])

@@ -48,9 +48,8 @@ from __future__ import annotations
 
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
-from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, constant_value, defining_op, root_buffer
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, constant_value, defining_op, root_buffer, transpose_view
 from mlir_sym.passes.registry import SymPass, register
 from mlir_sym.passes.scatter_to_parallel import scatter_combiner
 
@@ -208,17 +207,9 @@ class GpuLibraryCalls(SymPass):
         rank = len(perm)
         if perm != list(range(rank - 2)) + [rank - 1, rank - 2]:
             return v
-        st = ir.MemRefType(src.type)
-        try:
-            strides, offset = st.get_strides_and_offset()
-        except Exception:  # noqa: BLE001 - not strided
+        view = transpose_view(src, perm, mm)
+        if view is None:
             return v
-        shape = [st.shape[p] for p in perm]
-        layout = ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm])
-        view_t = ir.MemRefType.get(shape, st.element_type, layout)
-        pmap = ir.AffineMap.get_permutation(perm)
-        with ir.InsertionPoint(mm), mm.location:
-            view = memref_d.TransposeOp(view_t, src, ir.AffineMapAttr.get(pmap)).result
         tr.erase()
         self._dead.append(defining_op(v))  # the allocation: erased once the matmul that reads it is gone
         self.bump("transposes-folded")
