@@ -1,5 +1,7 @@
 """Attention on the GPU: eager (PyTorch's fused SDPA kernels), inductor (dynamic=True) and mlir_sym
-(dynamic=True: sym-gpu-attention's fused kernel) side by side, one process.
+(dynamic=True: sym-gpu-attention's fused kernel at short sequences, PyTorch's attention past its
+thresholds) side by side, one process; `mlir_sym_kernel` is mlir_sym with the fused kernel at every size
+(library-above=-1).
 
 The graph is a transformer's attention block without its projections: q, k, v split from one
 [B, L, 3 * H * D] buffer into heads, `F.scaled_dot_product_attention` (causal, or with a bool padding
@@ -9,11 +11,12 @@ median over 5 rounds of the mean of `iters` back-to-back calls, by CUDA events (
 host's time per call shows; CUDA graphs are off for mlir_sym here). Also the ratio to inductor and
 to eager (below 1 is faster).
 
-    python benchmarks/bench_attention.py [--backends eager,inductor,mlir_sym] [--dtype float32|bfloat16] [--json out.json]
+    python benchmarks/bench_attention.py [--backends eager,inductor,mlir_sym,mlir_sym_kernel] [--dtype float32|bfloat16] [--json out.json]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -45,6 +48,22 @@ def padded(qkv, keep):
 
 
 GRAPHS = {"causal": causal, "padding mask": padded}
+KERNEL_ONLY = "mlir_sym_kernel"
+
+
+@contextlib.contextmanager
+def pipeline_for(backend: str):
+    """mlir_sym_kernel: sym-gpu-attention without its library branch while this backend compiles and runs."""
+    from mlir_sym import pipelines
+
+    text = pipelines.PIPELINES["sym-lower-to-nvvm"]
+    if backend == KERNEL_ONLY:
+        pipelines.PIPELINES["sym-lower-to-nvvm"] = text.replace(
+            " sym-gpu-attention,", " sym-gpu-attention{library-above=-1 library-above-half=-1},")
+    try:
+        yield
+    finally:
+        pipelines.PIPELINES["sym-lower-to-nvvm"] = text
 
 
 def inputs(name: str, b: int, s: int, dtype: torch.dtype) -> tuple:
@@ -54,6 +73,32 @@ def inputs(name: str, b: int, s: int, dtype: torch.dtype) -> tuple:
     keep = torch.rand(b, s, device=DEV) > 0.2
     keep[:, 0] = True
     return qkv, keep
+
+
+def measure(name: str, fn, be: str, dtype: torch.dtype, kernels: bool) -> list[dict]:
+    """One backend's rows for graph `name` over SIZES (compiled once)."""
+    rows = []
+    mlir = be in ("mlir_sym", KERNEL_ONLY)
+    cf = compiled_fn("mlir_sym" if mlir else be, fn)
+    before = compile_count("mlir_sym" if mlir else be)
+    for b, s in SIZES:
+        x = inputs(name, b, s, dtype)
+        with torch.no_grad():
+            want = fn(*x)
+            got = cf(*x)
+            tol = 2e-2 if dtype == torch.bfloat16 else 2e-4
+            ok = torch.allclose(got.float(), want.float(), rtol=tol, atol=tol)
+            us = 1000 * bench_ms(lambda: cf(*x), iters=20 if s < 1024 else 5)
+            gpu = n = None
+            if kernels:
+                from profile_hf_calls import gpu_profile
+
+                gpu, n, _ = gpu_profile(lambda: cf(*x), 10)
+        rows.append({"graph": name, "backend": be, "batch": b, "length": s, "dtype": str(dtype).split(".")[-1],
+                     "us": round(us, 2), "matches_eager": ok, "gpu_us": gpu, "kernels": n})
+    if mlir:
+        rows.append({"graph": name, "backend": be, "compiles": compile_count("mlir_sym") - before})
+    return rows
 
 
 def main() -> None:
@@ -69,25 +114,8 @@ def main() -> None:
     rows = []
     for name, fn in GRAPHS.items():
         for be in backends:
-            cf = compiled_fn(be, fn)
-            before = compile_count(be)
-            for b, s in SIZES:
-                x = inputs(name, b, s, dtype)
-                with torch.no_grad():
-                    want = fn(*x)
-                    got = cf(*x)
-                    tol = 2e-2 if dtype == torch.bfloat16 else 2e-4
-                    ok = torch.allclose(got.float(), want.float(), rtol=tol, atol=tol)
-                    us = 1000 * bench_ms(lambda: cf(*x), iters=20 if s < 1024 else 5)
-                    gpu = kernels = None
-                    if args.kernels:
-                        from profile_hf_calls import gpu_profile
-
-                        gpu, kernels, _ = gpu_profile(lambda: cf(*x), 10)
-                rows.append({"graph": name, "backend": be, "batch": b, "length": s, "dtype": args.dtype,
-                             "us": round(us, 2), "matches_eager": ok, "gpu_us": gpu, "kernels": kernels})
-            if be == "mlir_sym":
-                rows.append({"graph": name, "backend": be, "compiles": compile_count(be) - before})
+            with pipeline_for(be):
+                rows += measure(name, fn, be, dtype, args.kernels)
     print(f"# python benchmarks/bench_attention.py --backends {args.backends} --dtype {args.dtype}")
     print(f"# {torch.cuda.get_device_name()}, heads {HEADS}, head dim {DIM}; us per call (median), "
           "ratio = mlir_sym / other")
@@ -113,7 +141,7 @@ def main() -> None:
                     f"{cell[be]['gpu_us']:.1f} ({cell[be]['kernels']:.0f})" if be in cell else "-" for be in backends) + " |")
     for r in rows:
         if "compiles" in r:
-            print(f"# {r['graph']}: mlir_sym compiled {r['compiles']} time(s) for {len(SIZES)} sizes")
+            print(f"# {r['graph']}: {r['backend']} compiled {r['compiles']} time(s) for {len(SIZES)} sizes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -19,10 +19,20 @@ fusion put into it) is computed in the kernel at each (row, key) from the generi
 a view fills for this op (the heads split: q, k, v are read in place from the qkv buffer), and an
 output that only a `linalg.transpose` reads is written transposed into that transpose's buffer.
 
+Long sequences: past `library-above` scores (batch dims x L x S; 2^21 in float32) or
+`library-above-half` (2^16 in bf16 / f16), where PyTorch's kernels win (flash attention on tensor cores
+for half types, the memory-efficient kernel in float32), the host program calls PyTorch's attention
+instead: the kernel sits in the else branch of an `scf.if` on the size, computed at run time (one
+artifact for every size, no recompile; static sizes decide here). The call (`@__sym_attention_<n>`,
+runtime/cuda.py `library_attention`) reads the same in-place views and writes the same (transposed)
+output; a mask the kernel would compute from its producer generic is computed by a copy of that
+generic at the mask's broadcast shape (dims no input of the generic reads are 1: [B, 1, 1, S], not
+the scores' [B, H, L, S]). -1 turns the branch off.
+
 Before:
   tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64}
       ins(%q, %k, %v : memref<1x4x?x64xf32>, ...) outs(%o : memref<1x4x?x64xf32>)
-After:
+After (the library branch left out):
   %grid = arith.muli %heads_and_batch, %row_blocks : index
   gpu.launch blocks(...) in (%gx = %grid, ...) threads(...) in (%sx = %c32, %sy = %c16, %sz = %c1)
       workgroup(%ks : memref<2080xf32, #gpu.address_space<workgroup>>, %vs : memref<2048xf32, ...>) {
@@ -34,9 +44,13 @@ After:
 """
 from __future__ import annotations
 
+import math
+
 from torch_mlir import ir
 from torch_mlir.dialects import arith as arith_d
+from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
+from torch_mlir.dialects import scf as scf_d
 
 from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, clone_remapped, defining_op, dim_or_zero,
                                              indexing_maps, root_buffer, transpose_view, use_owner, walk_ops)
@@ -47,6 +61,15 @@ MAX_HEAD = 128  # q's row in registers, k and v tiles of 32 rows in shared memor
 WARP_SYNCHRONOUS = "sym.warp_synchronous"  # on the launch: lanes exchange values, so 32 lanes are needed
 CHUNK = 32  # keys per step: one per lane
 _HALF = ("bf16", "f16")
+# Past these many scores (batch dims x L x S) the runtime calls PyTorch's attention instead (option
+# library-above / library-above-half; -1: never). H100, heads 4, head dim 64 (bench_attention.py):
+# in float32 the kernel took 32 us at 1 x 512 (1M scores) against 55 for torch's memory-efficient
+# kernel, 86 against 55 at 4 x 512 (4M); in bf16 flash attention (tensor cores) took 5.0 us at
+# 2 x 128 (131K scores) against 11.2, and 5.2 against 5.7 at 1 x 32 (4K), where copying its result
+# costs more than it saves.
+LIBRARY_ABOVE = 1 << 21
+LIBRARY_ABOVE_HALF = 1 << 16
+LIBRARY_CALL = "attention"  # sym.library_call of the declaration: @__sym_attention_<n>
 
 
 def _static_dims(t: ir.Type) -> list[int | None]:
@@ -505,7 +528,7 @@ class GpuAttention(SymPass):
     """Write tm_tensor.attention (from sym-torch-attention) as one fused flash-attention launch."""
 
     name = "sym-gpu-attention"
-    options = {"rows": int}
+    options = {"rows": int, "library-above": int, "library-above-half": int}
     rows = ROWS
 
     def run(self, op: ir.Operation) -> None:
@@ -600,7 +623,15 @@ class GpuAttention(SymPass):
         tmpl = ir.Module.parse(text, context=module.context)
         block = tmpl.body.operations[0].regions[0].blocks[0]
         body = [o.operation for o in block.operations][:-1]  # all but func.return
-        clones = [o.clone(ip=ir.InsertionPoint(att)) for o in body]
+        threshold = getattr(self, "library-above-half" if elem in _HALF else "library-above",
+                            LIBRARY_ABOVE_HALF if elem in _HALF else LIBRARY_ABOVE)
+        at = att  # where the kernel goes: before `att`, or into the else branch of the library's split
+        static = _static_dims(q.type)[:nb + 1] + _static_dims(k.type)[nb:nb + 1]
+        scores = None if None in static else math.prod(static)
+        if threshold >= 0 and (scores is None or scores > threshold) and \
+                (m is None or (nb <= 2 and ir.MemRefType(m.type).rank == nb + 2)):
+            at = self._library_branch(module, att, (q, k, v, m, out), producer, nb, causal, scale, threshold)
+        clones = [o.clone(ip=ir.InsertionPoint(at)) for o in body]
 
         # the clones still use the template's arguments and results (sizes): remap them
         for arg, actual in zip(block.arguments, operands):
@@ -620,6 +651,80 @@ class GpuAttention(SymPass):
         att.erase()
         for o in erase:  # casts before what they cast, readers before their buffers
             o.erase()
+
+    def _library_branch(self, module: ir.Operation, att: ir.Operation, operands: tuple, producer,
+                        nb: int, causal: bool, scale: float, threshold: int) -> ir.Operation:
+        """Before `att`: `scf.if (scores > threshold) { [the mask at its broadcast shape;] call
+        @__sym_attention_<n>(q, k, v, [mask,] out) {sym.causal, sym.scale} } else {}`, the runtime's
+        call of PyTorch's attention on the same views (runtime/cuda.py `library_attention`); returns
+        the else branch's terminator, before which the kernel goes. A mask the kernel would compute
+        from a producer generic is computed by a copy of that generic into a buffer whose dims no
+        input or index of the generic reads are 1 (BERT's [B, 1, 1, S] padding mask, not its
+        [B, H, L, S] broadcast), which PyTorch broadcasts."""
+        q, k, v, m, out = operands
+        idx = ir.IndexType.get()
+        with ir.InsertionPoint(att), att.location:
+            def size(x: ir.Value, d: int) -> ir.Value:
+                st = _static_dims(x.type)[d]
+                if st is not None:
+                    return arith_d.ConstantOp(idx, st).result
+                return memref_d.DimOp(x, arith_d.ConstantOp(idx, d).result).result
+
+            sizes = [size(q, d) for d in range(nb + 1)] + [size(k, nb)]  # the scores' shape
+            scores = sizes[0]
+            for s in sizes[1:]:
+                scores = arith_d.MulIOp(scores, s).result
+            big = arith_d.CmpIOp(arith_d.CmpIPredicate.ugt, scores, arith_d.ConstantOp(idx, threshold).result).result
+            branch = scf_d.IfOp(big, [], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                mask = m if producer is None else _broadcast_shape_mask(producer[0], m, sizes)
+                args = [q, k, v] + ([mask] if mask is not None else []) + [out]
+                call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(_declaration(module, args)), args)
+                call.attributes["sym.causal"] = ir.BoolAttr.get(causal)
+                call.attributes["sym.scale"] = ir.FloatAttr.get_f64(scale)
+                scf_d.YieldOp([])
+            with ir.InsertionPoint(branch.else_block):
+                done = scf_d.YieldOp([])
+        self.bump("library-branches")
+        return done.operation
+
+
+def _declaration(module: ir.Operation, args: list[ir.Value]) -> str:
+    """The private declaration `@__sym_attention_<n>` of the runtime's attention for these operand
+    types (tagged sym.library_call = "attention"), made once."""
+    types = [a.type for a in args]
+    fn_type = ir.FunctionType.get(types, [])
+    n = 0
+    for f in module.regions[0].blocks[0].operations:
+        f = f.operation
+        if f.name == "func.func" and "sym.library_call" in f.attributes \
+                and ir.StringAttr(f.attributes["sym.library_call"]).value == LIBRARY_CALL:
+            if ir.TypeAttr(f.attributes["function_type"]).value == fn_type:
+                return ir.StringAttr(f.attributes["sym_name"]).value
+            n += 1
+    name = f"__sym_{LIBRARY_CALL}_{n}"
+    with ir.InsertionPoint(module.regions[0].blocks[0]), module.location:
+        f = func_d.FuncOp(name, fn_type, visibility="private")
+        f.operation.attributes["sym.library_call"] = ir.StringAttr.get(LIBRARY_CALL)
+    return name
+
+
+def _broadcast_shape_mask(g: ir.Operation, m: ir.Value, sizes: list[ir.Value]) -> ir.Value:
+    """A copy of the mask's producer generic `g` (here) into a new buffer shaped like `m` but with size
+    1 in the dims that none of `g`'s inputs nor its body's linalg.index read (the loops over them
+    compute the same value); `sizes` are `m`'s sizes. Returns the buffer."""
+    maps = indexing_maps(g)
+    used = {e.position for mp in maps[:-1] for e in mp.results if isinstance(e, ir.AffineDimExpr)}
+    used |= {ir.IntegerAttr(o.operation.attributes["dim"]).value for o in g.regions[0].blocks[0].operations
+             if o.operation.name == "linalg.index"}
+    mt = ir.MemRefType(m.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    shape = [(mt.shape[d] if d in used else 1) for d in range(mt.rank)]
+    dyn = [sizes[d] for d in range(mt.rank) if shape[d] == dynamic]
+    buf = memref_d.AllocOp(ir.MemRefType.get(shape, mt.element_type), dyn, []).result
+    copy = g.clone()
+    copy.operands[list(ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"]))[0]] = buf
+    return buf
 
 
 def _between(a: ir.Operation, b: ir.Operation) -> list[ir.Operation]:

@@ -71,7 +71,7 @@ PURE_HOST_OPS = {
 # Host ops that touch buffers or the control flow: device work cannot move across them.
 BARRIER_HOST_OPS = {
     "memref.dealloc", "memref.copy", "func.return", "func.call", "cf.br", "cf.cond_br", "gpu.launch",
-    "gpu.launch_func",
+    "gpu.launch_func", "scf.yield",  # the end of a host branch (_branches_host_work)
 }
 HOST_BUFFER_ATTR = "sym.host_buffer"
 ROW_ELEMENTS_PER_THREAD = 16  # a block reduction's block size aims at this many elements per thread
@@ -126,6 +126,21 @@ def mark_host_buffers(block: ir.Block, fn_blocks: list | None = None) -> None:
                 ok = False
         if ok and feeds_reshape:
             o.attributes[HOST_BUFFER_ATTR] = ir.UnitAttr.get()
+
+
+def _branches_host_work(o: ir.Operation) -> bool:
+    """Whether an scf.if holds host work (a launch, a library call, an allocation): a branch of the
+    host program (sym-gpu-attention's library call or fused kernel), whose blocks are mapped like the
+    function's, not device work."""
+    def walk(op: ir.Operation) -> bool:
+        for region in op.regions:
+            for b in region.blocks:
+                for c in b.operations:
+                    c = c.operation
+                    if c.name in ("gpu.launch", "func.call", "memref.alloc") or walk(c):
+                        return True
+        return False
+    return walk(o)
 
 
 def _touches_host_buffer(o: ir.Operation) -> bool:
@@ -237,6 +252,15 @@ class GpuMapParallel(SymPass):
             elif _is_nested_assert(o):  # a check of device values (a one-element gather's index): device work
                 flush_group()
                 run.append(o)
+            elif o.name == "scf.if" and _branches_host_work(o):  # sym-gpu-attention's split by size
+                flush_group()
+                self._serial(run)
+                run = []
+                saved = self._fill_inits, self._arg_fill_inits
+                for region in o.regions:
+                    for b in region.blocks:
+                        self._map_block(b, bs)
+                self._fill_inits, self._arg_fill_inits = saved
             elif o.name in BARRIER_HOST_OPS:
                 flush_group()
                 self._serial(run)

@@ -1,4 +1,5 @@
 // RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-attention | filecheck %s
+// RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-attention='library-above=-1 library-above-half=-1' | filecheck %s --check-prefix=KERNEL
 
 // The heads split of one qkv buffer (three transposed copies) and a float mask made from a bool
 // [B, 1, 1, S] input: one warp-synchronous launch of 32 x 16 threads over (batch * heads * row blocks),
@@ -13,6 +14,19 @@
 // CHECK-DAG:   %[[K:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>
 // CHECK-DAG:   %[[V:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 128>>
 // CHECK-NOT:   linalg.transpose
+// Past 2^21 scores (float32) the runtime calls PyTorch's attention on the same views instead, with
+// the mask computed at its broadcast shape [B, 1, 1, S] (the generic's input reads dims 0 and 3).
+// CHECK:       %[[BIG:.+]] = arith.cmpi ugt, %{{.+}}, %c2097152 : index
+// CHECK:       scf.if %[[BIG]] {
+// CHECK-NEXT:    %[[MB:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x1x1x?xf32>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%arg1 : memref<?x1x1x?xi1>) outs(%[[MB]] : memref<?x1x1x?xf32>)
+// CHECK:         func.call @__sym_attention_0(%[[Q]], %[[K]], %[[V]], %[[MB]], %[[O]]) {sym.causal = false, sym.scale = 3.000000e-01 : f64}
+// CHECK-NEXT:  } else {
+// KERNEL-LABEL: func.func @heads_split_float_mask
+// KERNEL-NOT:  @__sym_attention
+// KERNEL:      gpu.launch
+// KERNEL-NOT:  @__sym_attention
+// KERNEL-LABEL: func.func @causal_bf16_output_transposed
 // CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c16{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
 // CHECK:         memref.load %[[Q]]
 // CHECK:         memref.load %[[K]]
@@ -35,8 +49,10 @@
 // CHECK:           scf.yield
 // CHECK:         memref.store %{{.+}}, %[[O]]
 // CHECK:       } {sym.warp_synchronous}
+// CHECK-NEXT:  }
 // CHECK-NOT:   tm_tensor.attention
 // CHECK:       linalg.generic {{.*}} ins(%[[O]], %{{.+}} : memref<?x4x?x16xf32>, memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>)
+// CHECK:       func.func private @__sym_attention_0(memref<?x4x?x16xf32, strided<[?, 16, 192, 1]>>, {{.*}}, memref<?x1x1x?xf32>, memref<?x4x?x16xf32>) attributes {sym.library_call = "attention"}
 #map = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #map2 = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
@@ -84,6 +100,9 @@ func.func @heads_split_float_mask(%arg2: memref<?x?x192xf32>, %arg3: memref<?x1x
 // CHECK-LABEL: func.func @causal_bf16_output_transposed
 // CHECK:       %[[OUT:.+]] = memref.alloc(%{{.+}}) : memref<1x?x2x64xbf16>
 // CHECK:       %[[OV:.+]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<1x?x2x64xbf16> to memref<1x2x?x64xbf16, strided<[?, 64, 128, 1]>>
+// Half types take PyTorch's (flash) attention past 2^16 scores: the call writes the transposed view.
+// CHECK:       arith.cmpi ugt, %{{.+}}, %c65536 : index
+// CHECK:       func.call @__sym_attention_0(%arg0, %arg1, %arg2, %[[OV]]) {sym.causal = true, sym.scale = 1.250000e-01 : f64}
 // CHECK:       gpu.launch
 // CHECK:         arith.minui
 // CHECK:         arith.extf %{{.+}} : bf16 to f32
@@ -106,8 +125,10 @@ func.func @causal_bf16_output_transposed(%q: memref<1x2x?x64xbf16>, %k: memref<1
 
 // -----
 
-// A buffer written between the copy and the attention is not read in place.
+// A buffer written between the copy and the attention is not read in place. Static sizes under the
+// threshold: no branch.
 // CHECK-LABEL: func.func @written_between
+// CHECK-NOT:   scf.if
 // CHECK:       memref.copy %arg0, %[[A:.+]] :
 // CHECK:       linalg.fill
 // CHECK:       gpu.launch

@@ -1583,3 +1583,47 @@ func.func @col_argmax_partial_fills(%x: memref<?x?xf32>, %v: memref<?xf32>, %p: 
   }
   return %ok : i32
 }
+
+// -----
+
+// A branch of the host program (sym-gpu-attention's split by size: a library call, or a kernel of
+// its own) is host control flow: each branch's loops become launches inside that branch.
+// CHECK-LABEL: func.func @host_branches
+// CHECK:       scf.if %{{.+}} {
+// CHECK-NEXT:    %[[B:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK:         gpu.launch
+// CHECK:           memref.store %{{.+}}, %[[B]]
+// CHECK:         func.call @__sym_lib_0(%[[B]], %arg1)
+// CHECK-NEXT:  } else {
+// CHECK:         gpu.launch
+// CHECK:           memref.store %{{.+}}, %arg1
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+func.func private @__sym_lib_0(memref<?xf32>, memref<?xf32>) attributes {sym.library_call = "lib"}
+func.func @host_branches(%x: memref<?xf32>, %y: memref<?xf32>, %big: i1) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %two = arith.constant 2.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.if %big {
+    %b = memref.alloc(%n) : memref<?xf32>
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %e = memref.load %x[%i] : memref<?xf32>
+      %d = arith.mulf %e, %two : f32
+      memref.store %d, %b[%i] : memref<?xf32>
+      scf.reduce
+    }
+    func.call @__sym_lib_0(%b, %y) : (memref<?xf32>, memref<?xf32>) -> ()
+  } else {
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %e = memref.load %x[%i] : memref<?xf32>
+      %d = arith.addf %e, %two : f32
+      memref.store %d, %y[%i] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return %ok : i32
+}

@@ -18,6 +18,40 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 TOL = {torch.float32: (2e-5, 2e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
 
 
+def _library_above(monkeypatch, above: int) -> None:
+    """Run sym-gpu-attention with library-above(-half)=`above`: -1 always the fused kernel, 0 always
+    PyTorch's attention (the pipeline text enters the code and artifact caches' keys)."""
+    from mlir_sym import pipelines
+
+    text = pipelines.PIPELINES["sym-lower-to-nvvm"]
+    assert " sym-gpu-attention," in text
+    monkeypatch.setitem(pipelines.PIPELINES, "sym-lower-to-nvvm", text.replace(
+        " sym-gpu-attention,", f" sym-gpu-attention{{library-above={above} library-above-half={above}}},"))
+
+
+@pytest.fixture(autouse=True)
+def _kernel_unless_library_test(request, monkeypatch):
+    """The kernel's tests run the kernel at every size (by default long sequences call PyTorch's)."""
+    if not request.node.name.startswith("test_library"):
+        _library_above(monkeypatch, -1)
+
+
+class _Calls:
+    """Counts Runtime.library_attention calls (the host program looks it up at every call)."""
+
+    def __init__(self, monkeypatch) -> None:
+        from mlir_sym.runtime.cuda import Runtime
+
+        self.n = 0
+        real = Runtime.library_attention
+
+        def counted(*args):
+            self.n += 1
+            return real(*args)
+
+        monkeypatch.setattr(Runtime, "library_attention", staticmethod(counted))
+
+
 def _heads(*ts):
     """q, k, v inputs with static head dims (as a model's are: dynamic=True would make them symbols
     too, and the fused kernel takes static head dims; a symbolic one is expanded)."""
@@ -135,3 +169,55 @@ def test_one_launch_no_library_calls():
     src, ptx = art.gpu["host_source"], art.gpu["ptx"]
     assert "library_einsum" not in src and src.count("rt.launch(") == 1, src
     assert "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx and ".shared" in ptx
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_library_branch_forms(dtype, caplog, monkeypatch):
+    """With library-above=0 every size takes the branch that calls PyTorch's attention: causal heads
+    split (q / k / v read in place, the output written into the transposed buffer) and BERT's additive
+    mask computed at its broadcast shape [B, 1, 1, S] by a kernel of ours, against eager."""
+    _library_above(monkeypatch, 0)
+    calls = _Calls(monkeypatch)
+
+    def causal(qkv):
+        b, s, _ = qkv.shape
+        q, k, v = (t.view(b, s, 4, 64).transpose(1, 2) for t in qkv.split(256, dim=2))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, 256) * 2
+
+    def masked(qkv, keep):
+        b, s, _ = qkv.shape
+        q, k, v = (t.view(b, s, 2, 48).transpose(1, 2) for t in qkv.split(96, dim=2))
+        mask = (1.0 - keep[:, None, None, :].to(qkv.dtype)) * torch.finfo(qkv.dtype).min
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def make_masked(s):
+        keep = (torch.rand(*s, device="cuda") > 0.3).to(torch.int64)
+        keep[:, 0] = 1
+        return torch.randn(*s, 288, device="cuda", dtype=dtype), keep
+
+    _check(causal, lambda s: (torch.randn(*s, 768, device="cuda", dtype=dtype),), [(1, 7), (2, 130)], dtype, caplog)
+    n = calls.n
+    assert n >= 2, n
+    _check(masked, make_masked, [(2, 5), (3, 70)], dtype, caplog)
+    assert calls.n >= n + 2, calls.n
+
+
+def test_library_split_by_size_one_artifact(caplog, monkeypatch):
+    """Default thresholds: one compiled artifact runs the fused kernel at short sequences and calls
+    PyTorch's attention past 2^21 scores (float32), without recompiling."""
+    from mlir_sym import backend
+
+    calls = _Calls(monkeypatch)
+
+    def f(qkv):
+        b, s, _ = qkv.shape
+        q, k, v = (t.view(b, s, 4, 64).transpose(1, 2) for t in qkv.split(256, dim=2))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, 256)
+
+    _check(f, lambda s: (torch.randn(*s, 768, device="cuda"),), [(2, 64), (1, 512)], torch.float32, caplog)
+    assert calls.n == 0, "2 x 4 x 64 x 64 and 4 x 512 x 512 scores are the kernel's"
+    _check(f, lambda s: (torch.randn(*s, 768, device="cuda"),), [(2, 64), (2, 1024), (3, 40)], torch.float32, caplog)
+    assert calls.n >= 1, "2 x 4 x 1024 x 1024 scores are PyTorch's"
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1  # one artifact, no recompile
+    src = list(backend._CACHE.values())[-1].gpu["host_source"]
+    assert src.count("rt.library_attention(") == 1 and "2097152" in src, src

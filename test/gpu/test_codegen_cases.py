@@ -238,7 +238,19 @@ def test_attention_is_one_fused_launch(mask, tmp_path, monkeypatch):
     code = _codegen_fn(f, (torch.randn(2, 8, 192), torch.rand(2, 1, 1, 8) > 0.3))[0]
     src = code.program.source
     assert "library_einsum" not in src, src
-    assert src.count("rt.launch(") == 2, src  # the attention, then `* 2` reading it transposed
+    # past 2^21 scores the runtime calls PyTorch's attention (a mask first computed at its broadcast
+    # shape [B, 1, 1, S] by a kernel of its own), else the fused kernel; then `* 2` reading it transposed
+    lines = src.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("if ") and "rt." not in ln)
+    assert "2097152" in src and lines[at - 1].endswith(")") and " > v" in lines[at - 1], src
+    end = next(i for i in range(at + 1, len(lines)) if lines[i].strip() == "else:")
+    library, rest = "\n".join(lines[at:end]), "\n".join(lines[end:])
+    assert library.count("rt.library_attention(") == 1 and library.count("rt.launch(") == (mask != "causal"), src
+    if mask != "causal":
+        assert "1, 1, v" in library and "_A.take((" in library, library
+    assert src.count("rt.launch(") == 2 + (mask != "causal"), src
+    assert f"rt.library_attention({mask == 'causal'}, 0.25, " in library, library
+    assert rest.count("rt.launch(") == 2, rest
     ptx = code.ptx if isinstance(code.ptx, str) else "\n".join(code.ptx)
     assert "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx and ".shared" in ptx
 

@@ -335,3 +335,25 @@ def test_transposed_right_operand_copied_only_for_few_rows():
     assert _rhs(many, wt) is wt
     c = torch.randn(24, 16)
     assert _rhs(few, c) is c
+
+
+@pytest.mark.parametrize("batch", [(3,), (2, 3), (2, 2, 3)])
+@pytest.mark.parametrize("mask", [None, "causal", "bool", "float"])
+def test_library_attention_matches_sdpa(batch, mask):
+    """Runtime.library_attention (sym-gpu-attention's branch for long sequences) on tensors: PyTorch's
+    attention of ranks 3 to 5 (made 4-d for its fused kernels), a mask broadcast from dims of size 1,
+    L != S, v's head dim apart from q's, into a transposed view of the output's buffer."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(*batch, 5, 8), torch.randn(*batch, 7, 8), torch.randn(*batch, 7, 6)
+    m = None
+    if mask in ("bool", "float") and len(batch) <= 2:
+        m = torch.rand(batch[0], *([1] * (len(batch) - 1)), 1, 7) > 0.4
+        m[..., 0] = True
+        m = m if mask == "bool" else torch.where(m, 0.0, -1e9)
+    out = torch.empty(*batch[:-1], 5, batch[-1], 6).transpose(-3, -2)  # [..., H, L, E] over [..., L, H, E]
+    args = [q, k, v] + ([m] if m is not None else []) + [out]
+    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * len(args), *args)
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=mask == "causal", scale=0.3)
+    torch.testing.assert_close(out, want)

@@ -238,6 +238,12 @@ class HostCodegen:
         for child in block.operations:
             self._op(child.operation, indent)
 
+    def _branch_body(self, block: ir.Block, indent: str) -> None:
+        n = len(self.lines)
+        self._block(block, indent)
+        if len(self.lines) == n:
+            self._emit(indent, "pass")
+
     def _branch(self, indent: str, dest: ir.Block, operands: list[ir.Value]) -> None:
         for a, v in zip(dest.arguments, operands):
             self._emit(indent, f"{self.names[_key(a)]} = {self._ref(v)}")
@@ -324,6 +330,14 @@ class HostCodegen:
             self._call(op, ind)
         elif name == "func.return":
             self._emit(ind, f"return {r(0)}" if ops else "return 0")
+        elif name == "scf.if" and not op.results:  # sym-gpu-attention's split by size
+            self._emit(ind, f"if {r(0)}:")
+            self._branch_body(op.regions[0].blocks[0], ind + "    ")
+            if len(op.regions[1].blocks) and len(op.regions[1].blocks[0].operations) > 1:
+                self._emit(ind, "else:")
+                self._branch_body(op.regions[1].blocks[0], ind + "    ")
+        elif name == "scf.yield" and not ops:
+            pass
         elif name == "cf.br":
             self._branch(ind, op.successors[0], ops)
         elif name == "cf.cond_br":
@@ -459,6 +473,13 @@ class HostCodegen:
             self.library_calls += 1
             self._emit(ind, f"rt.library_sort({direction == 'desc'}, {int(dim[1:])}, {', '.join(args)})")
             return
+        if callee.startswith(_ATTENTION):  # sym-gpu-attention's library branch
+            dtypes = tuple(_dtype_of(v.type) for v in op.operands)
+            causal = ir.BoolAttr(op.attributes["sym.causal"]).value
+            scale = ir.FloatAttr(op.attributes["sym.scale"]).value
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_attention({causal}, {scale!r}, {dtypes!r}, {', '.join(args)})")
+            return
         if callee.startswith("__sym_"):
             kind = callee[len("__sym_"):].rsplit("_", 1)[0]
             self.library_calls += 1
@@ -470,6 +491,7 @@ class HostCodegen:
 
 
 _CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
+_ATTENTION = "__sym_attention_"
 
 
 def _contraction(callee: str) -> tuple[bool, str]:
@@ -485,8 +507,12 @@ def _contraction(callee: str) -> tuple[bool, str]:
 
 
 def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:
-    return (o.name == "func.call" and operand_number < 3
-            and ir.FlatSymbolRefAttr(o.attributes["callee"]).value.startswith(_CONTRACTIONS))
+    """Whether the library call `o` reads operand `operand_number` as a memref descriptor: cuBLAS's
+    contractions, and attention (the runtime wraps descriptors as tensors)."""
+    if o.name != "func.call":
+        return False
+    callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+    return callee.startswith(_ATTENTION) or (operand_number < 3 and callee.startswith(_CONTRACTIONS))
 
 
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}
@@ -501,7 +527,7 @@ def _descriptor_views(blocks: list) -> set:
     making tensor views (as_strided / view: 1.4 to 2.7 us each on the H100 host,
     bench_host_primitives.py), and carves such buffers from one allocation a call (Runtime.Arena)
     instead of a torch.empty each (5-7 us)."""
-    ops = [c.operation for b in blocks for c in b.operations]
+    ops = [o for b in blocks for o in _host_ops(b)]
     descs: set = set()
     for op in reversed(ops):  # users come after their operands: decided before them
         if op.name == "memref.alloc":
@@ -526,6 +552,19 @@ def _descriptor_views(blocks: list) -> set:
         if ok:
             descs.add(_key(op.result))
     return descs
+
+
+def _host_ops(block: ir.Block) -> list[ir.Operation]:
+    """The ops of a host block in order, with those of its scf.if branches."""
+    out = []
+    for c in block.operations:
+        o = c.operation
+        out.append(o)
+        if o.name == "scf.if":
+            for region in o.regions:
+                for b in region.blocks:
+                    out.extend(_host_ops(b))
+    return out
 
 
 def _groups(op: ir.Operation) -> list[list[int]]:

@@ -536,6 +536,27 @@ class Runtime:
         c.copy_(r) if init else c.add_(r)
 
     @staticmethod
+    def library_attention(causal: bool, scale: float, dtypes: tuple, *args: Any) -> None:
+        """sym-gpu-attention's library branch (long sequences): out = PyTorch's scaled_dot_product_attention
+        of q, k, v [, mask] (flash attention for half types without a mask, the memory-efficient kernel
+        otherwise; eager's own choice), args the operands (tensors or descriptors, `dtypes` their
+        element types) and out last. q / k / v are [batch dims..., L, E]: one batch dim gets a unit dim
+        in front, more than two are flattened into one (no mask then), as PyTorch's fused kernels
+        take 4-d operands. A mask has the scores' rank with dims of size 1 where it broadcasts."""
+        ts = [x if type(x) is not tuple else wrap(x, t) for x, t in zip(args, dtypes)]
+        q, k, v, out = ts[0], ts[1], ts[2], ts[-1]
+        mask = ts[3] if len(ts) == 5 else None
+        nb = q.dim() - 2
+        if nb != 2:
+            q, k, v = (x.reshape(-1, *x.shape[-3:]) if nb > 2 else x.unsqueeze(0) for x in (q, k, v))
+            if mask is not None:
+                mask = mask.reshape(-1, *mask.shape[-3:]) if nb > 2 else mask.unsqueeze(0)
+        if mask is not None and mask.dtype != torch.bool and mask.dtype != q.dtype:
+            mask = mask.to(q.dtype)
+        r = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+        out.copy_(r.view(out.shape))
+
+    @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
         """tm_tensor.sort in place: a stable sort of `keys` along `dim`; `others` move with them."""
         values, perm = torch.sort(keys, dim=dim, descending=descending, stable=True)
