@@ -69,7 +69,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
-from mlir_sym.pipelines import LoweringError
+from mlir_sym.pipelines import PIPELINES, LoweringError
 from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError
 from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
 
@@ -150,8 +150,11 @@ _setup_logging()
 
 
 def graph_key(gm: fx.GraphModule) -> str:
-    """Structure + symbolic input metadata + the ShapeEnv facts the artifact depends on."""
+    """Structure + symbolic input metadata + the ShapeEnv facts the artifact depends on, and the
+    pipelines' text (options set in this process, e.g. sym-gpu-attention's thresholds, give another
+    artifact)."""
     h = hashlib.sha256(gm.code.encode())
+    h.update(repr(sorted(PIPELINES.items())).encode())
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             v = n.meta.get("val")

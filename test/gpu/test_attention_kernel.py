@@ -216,8 +216,9 @@ def test_library_split_by_size_one_artifact(caplog, monkeypatch):
 
     _check(f, lambda s: (torch.randn(*s, 768, device="cuda"),), [(2, 64), (1, 512)], torch.float32, caplog)
     assert calls.n == 0, "2 x 4 x 64 x 64 and 4 x 512 x 512 scores are the kernel's"
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     _check(f, lambda s: (torch.randn(*s, 768, device="cuda"),), [(2, 64), (2, 1024), (3, 40)], torch.float32, caplog)
     assert calls.n >= 1, "2 x 4 x 1024 x 1024 scores are PyTorch's"
-    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1  # one artifact, no recompile
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] - graphs == 1  # one artifact, no recompile
     src = list(backend._CACHE.values())[-1].gpu["host_source"]
     assert src.count("rt.library_attention(") == 1 and "2097152" in src, src
