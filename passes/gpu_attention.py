@@ -677,7 +677,8 @@ class GpuAttention(SymPass):
             big = arith_d.CmpIOp(arith_d.CmpIPredicate.ugt, scores, arith_d.ConstantOp(idx, threshold).result).result
             branch = scf_d.IfOp(big, [], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                mask = m if producer is None else _broadcast_shape_mask(producer[0], m, sizes)
+                elem = ir.MemRefType(q.type).element_type
+                mask = m if producer is None else _broadcast_shape_mask(producer[0], m, sizes, elem)
                 args = [q, k, v] + ([mask] if mask is not None else []) + [out]
                 call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(_declaration(module, args)), args)
                 call.attributes["sym.causal"] = ir.BoolAttr.get(causal)
@@ -709,10 +710,12 @@ def _declaration(module: ir.Operation, args: list[ir.Value]) -> str:
     return name
 
 
-def _broadcast_shape_mask(g: ir.Operation, m: ir.Value, sizes: list[ir.Value]) -> ir.Value:
+def _broadcast_shape_mask(g: ir.Operation, m: ir.Value, sizes: list[ir.Value], elem: ir.Type) -> ir.Value:
     """A copy of the mask's producer generic `g` (here) into a new buffer shaped like `m` but with size
     1 in the dims that none of `g`'s inputs nor its body's linalg.index read (the loops over them
-    compute the same value); `sizes` are `m`'s sizes. Returns the buffer."""
+    compute the same value); `sizes` are `m`'s sizes. A bool mask is written as the additive mask
+    PyTorch would make of it (0 where true, -inf where false) in the element type `elem` of q:
+    PyTorch's conversion costs three kernels and 40 us of host time a call. Returns the buffer."""
     maps = indexing_maps(g)
     used = {e.position for mp in maps[:-1] for e in mp.results if isinstance(e, ir.AffineDimExpr)}
     used |= {ir.IntegerAttr(o.operation.attributes["dim"]).value for o in g.regions[0].blocks[0].operations
@@ -721,9 +724,18 @@ def _broadcast_shape_mask(g: ir.Operation, m: ir.Value, sizes: list[ir.Value]) -
     dynamic = ir.ShapedType.get_dynamic_size()
     shape = [(mt.shape[d] if d in used else 1) for d in range(mt.rank)]
     dyn = [sizes[d] for d in range(mt.rank) if shape[d] == dynamic]
-    buf = memref_d.AllocOp(ir.MemRefType.get(shape, mt.element_type), dyn, []).result
+    boolean = str(mt.element_type) == "i1"
+    buf = memref_d.AllocOp(ir.MemRefType.get(shape, elem if boolean else mt.element_type), dyn, []).result
     copy = g.clone()
     copy.operands[list(ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"]))[0]] = buf
+    if boolean:
+        body = copy.regions[0].blocks[0]
+        body.arguments[len(body.arguments) - 1].set_type(elem)
+        yld = [o.operation for o in body.operations][-1]
+        with ir.InsertionPoint(yld), yld.location:
+            zero = arith_d.ConstantOp(elem, ir.FloatAttr.get(elem, 0.0)).result
+            ninf = arith_d.ConstantOp(elem, ir.FloatAttr.get(elem, float("-inf"))).result
+            yld.operands[0] = arith_d.SelectOp(yld.operands[0], zero, ninf).result
     return buf
 
 

@@ -149,3 +149,45 @@ func.func @not_ours(%q: memref<2x8x32xf32>, %o: memref<2x8x32xf32>) {
   tm_tensor.attention ins(%q, %q, %q : memref<2x8x32xf32>, memref<2x8x32xf32>, memref<2x8x32xf32>) outs(%o : memref<2x8x32xf32>)
   return
 }
+
+// -----
+
+// A bool mask (BERT's padding mask as a bool [B, 1, 1, S]) broadcast by a generic: the library
+// branch writes it at its broadcast shape as the additive mask PyTorch would make of it (0 / -inf,
+// q's element type). Rank 5 with a mask: no library branch (PyTorch's fused kernels take rank 4).
+// CHECK-LABEL: func.func @bool_mask_additive
+// CHECK:       scf.if
+// CHECK-NEXT:    %[[MB:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x1x1x?xbf16>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%arg3 : memref<?x1x1x?xi1>) outs(%[[MB]] : memref<?x1x1x?xbf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.+]]: i1, %{{.+}}: bf16):
+// CHECK-DAG:       %[[Z:.+]] = arith.constant 0.000000e+00 : bf16
+// CHECK-DAG:       %[[NINF:.+]] = arith.constant 0xFF80 : bf16
+// CHECK:           %[[S:.+]] = arith.select %[[IN]], %[[Z]], %[[NINF]] : bf16
+// CHECK-NEXT:      linalg.yield %[[S]] : bf16
+// CHECK:         func.call @__sym_attention_0(%arg0, %arg1, %arg2, %[[MB]], %arg4) {sym.causal = false
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK-LABEL: func.func @rank5_mask_no_branch
+// CHECK-NOT:   @__sym_attention
+// CHECK:       gpu.launch
+#bmap = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+#imap = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @bool_mask_additive(%q: memref<?x2x?x32xbf16>, %k: memref<?x2x?x32xbf16>, %v: memref<?x2x?x32xbf16>, %keep: memref<?x1x1x?xi1>, %o: memref<?x2x?x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %q, %c0 : memref<?x2x?x32xbf16>
+  %l = memref.dim %q, %c2 : memref<?x2x?x32xbf16>
+  %s = memref.dim %k, %c2 : memref<?x2x?x32xbf16>
+  %m = memref.alloc(%b, %l, %s) : memref<?x2x?x?xi1>
+  linalg.generic {indexing_maps = [#bmap, #imap], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%keep : memref<?x1x1x?xi1>) outs(%m : memref<?x2x?x?xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    linalg.yield %in : i1
+  }
+  tm_tensor.attention {sym.causal = false, sym.scale = 0.125 : f64} ins(%q, %k, %v, %m : memref<?x2x?x32xbf16>, memref<?x2x?x32xbf16>, memref<?x2x?x32xbf16>, memref<?x2x?x?xi1>) outs(%o : memref<?x2x?x32xbf16>)
+  return
+}
+
+func.func @rank5_mask_no_branch(%q: memref<2x?x2x?x32xf32>, %m: memref<2x?x2x?x?xi1>, %o: memref<2x?x2x?x32xf32>) {
+  tm_tensor.attention {sym.causal = false, sym.scale = 0.125 : f64} ins(%q, %q, %q, %m : memref<2x?x2x?x32xf32>, memref<2x?x2x?x32xf32>, memref<2x?x2x?x32xf32>, memref<2x?x2x?x?xi1>) outs(%o : memref<2x?x2x?x32xf32>)
+  return
+}
