@@ -354,6 +354,16 @@ def test_library_attention_matches_sdpa(batch, mask):
         m = m if mask == "bool" else torch.where(m, 0.0, -1e9)
     out = torch.empty(*batch[:-1], 5, batch[-1], 6).transpose(-3, -2)  # [..., H, L, E] over [..., L, H, E]
     args = [q, k, v] + ([m] if m is not None else []) + [out]
-    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * len(args), *args)
+    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * len(args), (None,) * len(args), *args)
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=mask == "causal", scale=0.3)
     torch.testing.assert_close(out, want)
+    # descriptors of views of one buffer (the host program's q / k / v and output), with that buffer
+    # as their root: strided views of it
+    base = torch.randn(4, *batch, 5, 8)
+    base[3] = 0
+    views = [base[0], base[1], base[2][..., :6], base[3][..., :6]]
+    descs = [Runtime.desc(x) for x in views]
+    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * 4, (base,) * 4, *descs)
+    want = torch.nn.functional.scaled_dot_product_attention(base[0], base[1], base[2][..., :6],
+                                                            is_causal=mask == "causal", scale=0.3)
+    torch.testing.assert_close(base[3][..., :6], want)

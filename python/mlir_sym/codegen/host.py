@@ -352,6 +352,23 @@ class HostCodegen:
                 f"op '{name}' at {op.location} remains on the host: the GPU runtime cannot run it "
                 "(it should have been mapped into a kernel)")
 
+    def _tensor_root(self, v: ir.Value) -> str:
+        """For a descriptor operand: the tensor it views (a function argument or a torch.empty buffer,
+        through view ops), which the runtime makes a strided view of (as_strided: 3 us, a tensor over
+        the descriptor's memory 8 us on the H100 host); else "None"."""
+        if _key(v) not in self.descs:
+            return "None"
+        while True:
+            o = v.owner
+            if isinstance(o, ir.Block):
+                break
+            o = o.operation if hasattr(o, "operation") else o
+            if o.name not in _VIEWS:
+                break
+            v = o.operands[0]
+        tensor = isinstance(o, ir.Block) or (o.name == "memref.alloc" and HOST_BUFFER_ATTR not in o.attributes)
+        return self._ref(v) if tensor and _key(v) not in self.descs else "None"
+
     def _alloc(self, op: ir.Operation, ind: str) -> None:
         t = ir.MemRefType(op.result.type)
         if _only_scan_accumulator(op.result):  # nothing reads it: the runtime's scan skips it
@@ -477,8 +494,10 @@ class HostCodegen:
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             causal = ir.BoolAttr(op.attributes["sym.causal"]).value
             scale = ir.FloatAttr(op.attributes["sym.scale"]).value
+            roots = [self._tensor_root(v) for v in op.operands]
             self.library_calls += 1
-            self._emit(ind, f"rt.library_attention({causal}, {scale!r}, {dtypes!r}, {', '.join(args)})")
+            self._emit(ind, f"rt.library_attention({causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), "
+                            f"{', '.join(args)})")
             return
         if callee.startswith("__sym_"):
             kind = callee[len("__sym_"):].rsplit("_", 1)[0]

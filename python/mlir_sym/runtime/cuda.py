@@ -236,6 +236,15 @@ class _DeviceArray:
             "typestr": _TYPESTR[dtype], "data": (desc[1] + desc[2] * item, False), "version": 2}
 
 
+def _strided_view(root: torch.Tensor, desc: tuple) -> torch.Tensor:
+    """The view `desc` (a descriptor of memory inside `root`'s storage, of root's element type) as a
+    tensor: root.as_strided."""
+    r = (len(desc) - 3) // 2
+    item = root.element_size()
+    base = root.data_ptr() - root.storage_offset() * item
+    return root.as_strided(desc[3:3 + r], desc[3 + r:], (desc[1] + desc[2] * item - base) // item)
+
+
 def wrap(desc: tuple, dtype: str) -> torch.Tensor:
     """A tensor over a descriptor's memory (valid while the buffer it views lives: within the call)."""
     t = torch.as_tensor(_DeviceArray(desc, dtype))  # on the device the pointer is on
@@ -536,14 +545,17 @@ class Runtime:
         c.copy_(r) if init else c.add_(r)
 
     @staticmethod
-    def library_attention(causal: bool, scale: float, dtypes: tuple, *args: Any) -> None:
+    def library_attention(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> None:
         """sym-gpu-attention's library branch (long sequences): out = PyTorch's scaled_dot_product_attention
         of q, k, v [, mask] (flash attention for half types without a mask, the memory-efficient kernel
         otherwise; eager's own choice), args the operands (tensors or descriptors, `dtypes` their
         element types) and out last. q / k / v are [batch dims..., L, E]: one batch dim gets a unit dim
         in front, more than two are flattened into one (no mask then), as PyTorch's fused kernels
-        take 4-d operands. A mask has the scores' rank with dims of size 1 where it broadcasts."""
-        ts = [x if type(x) is not tuple else wrap(x, t) for x, t in zip(args, dtypes)]
+        take 4-d operands. A mask has the scores' rank with dims of size 1 where it broadcasts. A
+        descriptor whose root tensor the host program knows (`roots`, None elsewhere) becomes a
+        strided view of it, others a tensor over their memory (`wrap`)."""
+        ts = [x if type(x) is not tuple else wrap(x, t) if root is None else _strided_view(root, x)
+              for x, t, root in zip(args, dtypes, roots)]
         q, k, v, out = ts[0], ts[1], ts[2], ts[-1]
         mask = ts[3] if len(ts) == 5 else None
         nb = q.dim() - 2
