@@ -565,6 +565,8 @@ class GpuAttention(SymPass):
             return out
         dead: list = []
         readers = [(o, n) for o, n in _uses(out, dead) if o != at]
+        if len(readers) == 1 and readers[0][0].name == "linalg.generic" and not dead:
+            return self._relayout(out, alloc, *readers[0], at, erase)
         tr = [o for o, n in readers if o.name == "linalg.transpose" and n == 0]
         if len(tr) != 1 or any(o.name != "memref.dealloc" and o != tr[0] for o, _ in readers) \
                 or tr[0].block != at.block:
@@ -584,6 +586,43 @@ class GpuAttention(SymPass):
             return out
         erase.extend([tr[0], *[o for o, _ in readers if o.name == "memref.dealloc"], *dead, alloc])
         self.bump("writes-transposed")
+        return view
+
+    def _relayout(self, out: ir.Value, alloc: ir.Operation, g: ir.Operation, n: int, at: ir.Operation,
+                  erase: list) -> ir.Value:
+        """`out`'s only reader is the generic `g`, as its input `n`: when `g` reads it with a
+        permutation of its loops in another order (GPT-2's and BERT's output projection reads the
+        attention's [B, H, L, E] as (b, h, l, e) -> its loops (b, l, c, h, e), once fusion folded the
+        transpose back to [B, L, H, E] into it), a buffer with `out`'s dims in `g`'s loop order
+        replaces it: the kernel writes it through a transposed view, `g` reads it in order. For a
+        contraction this is the difference between one GEMM and one per head (and per batch index):
+        the heads and head dims collapse into one contracted dim. Else `out`."""
+        segments = list(ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"]))
+        if n >= segments[0] or g.operands[n] != out:
+            return out
+        maps = indexing_maps(g)
+        results = list(maps[n].results)
+        if not all(isinstance(e, ir.AffineDimExpr) for e in results):
+            return out
+        order = sorted(range(len(results)), key=lambda d: results[d].position)
+        if order == list(range(len(results))):
+            return out
+        ot = ir.MemRefType(out.type)
+        dynamic = ir.ShapedType.get_dynamic_size()
+        sizes = iter(alloc.operands)
+        dyn = [next(sizes) if ot.shape[d] == dynamic else None for d in range(ot.rank)]
+        with ir.InsertionPoint(alloc), alloc.location:
+            new = memref_d.AllocOp(ir.MemRefType.get([ot.shape[d] for d in order], ot.element_type),
+                                   [dyn[d] for d in order if dyn[d] is not None], []).result
+        view = transpose_view(new, _inverse(order), at)
+        if view is None:
+            defining_op(new).erase()
+            return out
+        g.operands[n] = new
+        maps[n] = ir.AffineMap.get(maps[n].n_dims, maps[n].n_symbols, [results[d] for d in order])
+        g.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+        erase.append(alloc)
+        self.bump("outputs-in-reader-order")
         return view
 
     def _lower(self, module: ir.Operation, att: ir.Operation) -> None:

@@ -7,9 +7,11 @@
 // is computed), the chunk's max and sum by xor shuffles, each
 // key's probability by an idx shuffle. q, k and v are read in place through memref.transpose views
 // (no copies), the mask's generic is computed in the kernel from the bool input (no scores-sized
-// buffer), and the output goes to its own buffer (a generic, not a transpose, reads it).
+// buffer), and the output goes to a buffer of its own in the order its reader (an elementwise generic
+// that read it transposed) loops over, [B, L, H, E], written through a transposed view.
 // CHECK-LABEL: func.func @heads_split_float_mask
-// CHECK-DAG:   %[[O:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x4x?x16xf32>
+// CHECK-DAG:   %[[OB:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?x4x16xf32>
+// CHECK-DAG:   %[[O:.+]] = memref.transpose %[[OB]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32> to memref<?x4x?x16xf32, strided<[?, 16, 64, 1]>>
 // CHECK-DAG:   %[[Q:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1]>>
 // CHECK-DAG:   %[[K:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 64>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>
 // CHECK-DAG:   %[[V:.+]] = memref.transpose %{{.+}} (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x16xf32, strided<[?, 192, 16, 1], offset: 128>> to memref<?x4x?x16xf32, strided<[?, 16, 192, 1], offset: 128>>
@@ -51,8 +53,8 @@
 // CHECK:       } {sym.warp_synchronous}
 // CHECK-NEXT:  }
 // CHECK-NOT:   tm_tensor.attention
-// CHECK:       linalg.generic {{.*}} ins(%[[O]], %{{.+}} : memref<?x4x?x16xf32>, memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>)
-// CHECK:       func.func private @__sym_attention_0(memref<?x4x?x16xf32, strided<[?, 16, 192, 1]>>, {{.*}}, memref<?x1x1x?xf32>, memref<?x4x?x16xf32>) attributes {sym.library_call = "attention"}
+// CHECK:       linalg.generic {{.*}} ins(%[[OB]], %{{.+}} : memref<?x?x4x16xf32>, memref<?x?x4x16xf32, strided<[?, 192, 16, 1]>>)
+// CHECK:       func.func private @__sym_attention_0(memref<?x4x?x16xf32, strided<[?, 16, 192, 1]>>, {{.*}}, memref<?x1x1x?xf32>, memref<?x4x?x16xf32, strided<[?, 16, 64, 1]>>) attributes {sym.library_call = "attention"}
 #map = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #map2 = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
@@ -189,5 +191,35 @@ func.func @bool_mask_additive(%q: memref<?x2x?x32xbf16>, %k: memref<?x2x?x32xbf1
 
 func.func @rank5_mask_no_branch(%q: memref<2x?x2x?x32xf32>, %m: memref<2x?x2x?x?xi1>, %o: memref<2x?x2x?x32xf32>) {
   tm_tensor.attention {sym.causal = false, sym.scale = 0.125 : f64} ins(%q, %q, %q, %m : memref<2x?x2x?x32xf32>, memref<2x?x2x?x32xf32>, memref<2x?x2x?x32xf32>, memref<2x?x2x?x?xi1>) outs(%o : memref<2x?x2x?x32xf32>)
+  return
+}
+
+// -----
+
+// The output read only by a contraction that reads it heads first ((b, h, l, e) -> its loops
+// (b, l, c, h, e): GPT-2's output projection once fusion folded the transpose back into it): the
+// buffer is allocated in the reader's loop order [B, L, H, E], the kernel writes it through a
+// transposed view, and the contraction reads it in order (one GEMM, heads and head dims collapsed).
+// CHECK-LABEL: func.func @output_in_reader_order
+// CHECK:       %[[NB:.+]] = memref.alloc(%{{.+}}) : memref<2x?x4x16xf32>
+// CHECK-NOT:   memref<2x4x?x16xf32>)
+// CHECK:       %[[OV:.+]] = memref.transpose %[[NB]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<2x?x4x16xf32> to memref<2x4x?x16xf32, strided<[?, 16, 64, 1]>>
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.+}}, %[[OV]]
+// CHECK:       linalg.generic {{.*}} ins(%[[NB]], %arg3 : memref<2x?x4x16xf32>, memref<4x16x32xf32>) outs(%arg4 : memref<2x?x32xf32>)
+#om0 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
+#om1 = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
+#om2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+func.func @output_in_reader_order(%q: memref<2x4x?x16xf32>, %k: memref<2x4x?x16xf32>, %v: memref<2x4x?x16xf32>, %w: memref<4x16x32xf32>, %y: memref<2x?x32xf32>) {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %q, %c2 : memref<2x4x?x16xf32>
+  %o = memref.alloc(%l) : memref<2x4x?x16xf32>
+  tm_tensor.attention {sym.causal = true, sym.scale = 0.25 : f64} ins(%q, %k, %v : memref<2x4x?x16xf32>, memref<2x4x?x16xf32>, memref<2x4x?x16xf32>) outs(%o : memref<2x4x?x16xf32>)
+  linalg.generic {indexing_maps = [#om0, #om1, #om2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%o, %w : memref<2x4x?x16xf32>, memref<4x16x32xf32>) outs(%y : memref<2x?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }
