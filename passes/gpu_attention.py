@@ -714,26 +714,59 @@ class GpuAttention(SymPass):
             for s in sizes[1:]:
                 scores = arith_d.MulIOp(scores, s).result
             big = arith_d.CmpIOp(arith_d.CmpIPredicate.ugt, scores, arith_d.ConstantOp(idx, threshold).result).result
-            branch = scf_d.IfOp(big, [], has_else=True)
+            root = _fresh_root(out, att)
+            branch = scf_d.IfOp(big, [root.type] if root is not None else [], has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 elem = ir.MemRefType(q.type).element_type
                 mask = m if producer is None else _broadcast_shape_mask(producer[0], m, sizes, elem)
-                args = [q, k, v] + ([mask] if mask is not None else []) + [out]
-                call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(_declaration(module, args)), args)
+                args = [q, k, v] + ([mask] if mask is not None else []) + [out] + ([root] if root is not None else [])
+                results = [root.type] if root is not None else []
+                call = func_d.CallOp(results, ir.FlatSymbolRefAttr.get(_declaration(module, args, results)), args)
                 call.attributes["sym.causal"] = ir.BoolAttr.get(causal)
                 call.attributes["sym.scale"] = ir.FloatAttr.get_f64(scale)
-                scf_d.YieldOp([])
+                scf_d.YieldOp(list(call.results))
             with ir.InsertionPoint(branch.else_block):
-                done = scf_d.YieldOp([])
+                done = scf_d.YieldOp([root] if root is not None else [])
+        if root is not None:  # what reads the output after the branch reads the branch's buffer
+            for u in list(root.uses):
+                o = use_owner(u)
+                while o.block != att.block:
+                    o = o.parent
+                if o != branch.operation and _before(branch.operation, o):
+                    use_owner(u).operands[u.operand_number] = branch.results[0]
+            self.bump("library-results-in-place")
         self.bump("library-branches")
         return done.operation
 
 
-def _declaration(module: ir.Operation, args: list[ir.Value]) -> str:
+def _fresh_root(out: ir.Value, att: ir.Operation) -> ir.Value | None:
+    """The buffer `out` is (a memref.alloc) or is a memref.transpose of, when the attention may give the
+    output in memory of its own instead (PyTorch's result, when its layout is the buffer's: no copy):
+    nothing but `att` uses `out`, and nothing before `att` but that transpose uses the buffer.
+    The library branch then yields the buffer to read after it (library_attention's result, or the
+    buffer itself)."""
+    if any(use_owner(u) != att for u in out.uses):
+        return None
+    o = defining_op(out)
+    root = out if o is not None and o.name == "memref.alloc" else \
+        o.operands[0] if o is not None and o.name == "memref.transpose" else None
+    if root is None or defining_op(root) is None or defining_op(root).name != "memref.alloc" \
+            or defining_op(root).block != att.block:
+        return None
+    for u in root.uses:
+        user = use_owner(u)
+        while user.block != att.block:
+            user = user.parent
+        if user != o and user != att and _before(user, att):
+            return None
+    return root
+
+
+def _declaration(module: ir.Operation, args: list[ir.Value], results: list[ir.Type]) -> str:
     """The private declaration `@__sym_attention_<n>` of the runtime's attention for these operand
-    types (tagged sym.library_call = "attention"), made once."""
+    and result types (tagged sym.library_call = "attention"), made once."""
     types = [a.type for a in args]
-    fn_type = ir.FunctionType.get(types, [])
+    fn_type = ir.FunctionType.get(types, results)
     n = 0
     for f in module.regions[0].blocks[0].operations:
         f = f.operation

@@ -354,7 +354,7 @@ def test_library_attention_matches_sdpa(batch, mask):
         m = m if mask == "bool" else torch.where(m, 0.0, -1e9)
     out = torch.empty(*batch[:-1], 5, batch[-1], 6).transpose(-3, -2)  # [..., H, L, E] over [..., L, H, E]
     args = [q, k, v] + ([m] if m is not None else []) + [out]
-    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * len(args), (None,) * len(args), *args)
+    assert Runtime.library_attention(mask == "causal", 0.3, ("float32",) * len(args), (None,) * len(args), False, *args) is None
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=mask == "causal", scale=0.3)
     torch.testing.assert_close(out, want)
     # descriptors of views of one buffer (the host program's q / k / v and output), with that buffer
@@ -363,7 +363,27 @@ def test_library_attention_matches_sdpa(batch, mask):
     base[3] = 0
     views = [base[0], base[1], base[2][..., :6], base[3][..., :6]]
     descs = [Runtime.desc(x) for x in views]
-    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * 4, (base,) * 4, *descs)
+    Runtime.library_attention(mask == "causal", 0.3, ("float32",) * 4, (base,) * 4, False, *descs)
     want = torch.nn.functional.scaled_dot_product_attention(base[0], base[1], base[2][..., :6],
                                                             is_causal=mask == "causal", scale=0.3)
     torch.testing.assert_close(base[3][..., :6], want)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_library_attention_result_is_the_buffer(transposed):
+    """With `result`, library_attention gives PyTorch's result as the output's buffer when it is laid
+    out as the output view (no copy), else copies it into the view and returns None; either way the
+    buffer's contents (or the result) are the attention's."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
+    buf = torch.full((2, 5, 3, 8), float("nan")) if transposed else torch.full((2, 3, 5, 8), float("nan"))
+    out = buf.transpose(1, 2) if transposed else buf
+    res = Runtime.library_attention(True, 0.3, ("float32",) * 5, (None,) * 5, True, q, k, v, out, buf)
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+    got = buf if res is None else res
+    assert got.shape == buf.shape
+    torch.testing.assert_close(got.transpose(1, 2) if transposed else got, want)
+    if res is not None:
+        assert torch.isnan(buf).all()  # not written: the result is PyTorch's memory

@@ -330,14 +330,17 @@ class HostCodegen:
             self._call(op, ind)
         elif name == "func.return":
             self._emit(ind, f"return {r(0)}" if ops else "return 0")
-        elif name == "scf.if" and not op.results:  # sym-gpu-attention's split by size
+        elif name == "scf.if":  # sym-gpu-attention's split by size (its result: the output's buffer)
+            for res in op.results:
+                self._new(res)
             self._emit(ind, f"if {r(0)}:")
             self._branch_body(op.regions[0].blocks[0], ind + "    ")
             if len(op.regions[1].blocks) and len(op.regions[1].blocks[0].operations) > 1:
                 self._emit(ind, "else:")
                 self._branch_body(op.regions[1].blocks[0], ind + "    ")
-        elif name == "scf.yield" and not ops:
-            pass
+        elif name == "scf.yield":  # of an scf.if: its results
+            for res, v in zip(op.parent.results, ops):
+                self._emit(ind, f"{self._ref(res)} = {self._as_kind(v, _key(res) in self.descs)}")
         elif name == "cf.br":
             self._branch(ind, op.successors[0], ops)
         elif name == "cf.cond_br":
@@ -351,6 +354,13 @@ class HostCodegen:
             raise HostCodegenError(
                 f"op '{name}' at {op.location} remains on the host: the GPU runtime cannot run it "
                 "(it should have been mapped into a kernel)")
+
+    def _as_kind(self, v: ir.Value, desc: bool) -> str:
+        """`v` as a descriptor (`desc`) or as a tensor, whichever it is not yet."""
+        n = self._ref(v)
+        if (_key(v) in self.descs) == desc:
+            return n
+        return f"rt.desc({n})" if desc else f"rt.wrap({n}, '{_dtype_of(v.type)}')"
 
     def _tensor_root(self, v: ir.Value) -> str:
         """For a descriptor operand: the tensor it views (a function argument or a torch.empty buffer,
@@ -496,8 +506,21 @@ class HostCodegen:
             scale = ir.FloatAttr(op.attributes["sym.scale"]).value
             roots = [self._tensor_root(v) for v in op.operands]
             self.library_calls += 1
-            self._emit(ind, f"rt.library_attention({causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), "
-                            f"{', '.join(args)})")
+            call = (f"rt.library_attention({causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), "
+                    f"{bool(op.results)}, {', '.join(args)})")
+            if not op.results:
+                self._emit(ind, call)
+                return
+            # PyTorch's result as the output's buffer (None: it was copied into the buffer, args[-1])
+            res = op.results[0]
+            self._emit(ind, f"_t = {call}")
+            if _key(res) in self.descs:  # kept alive while the call's buffers are (Runtime.Arena.keep)
+                self.arena = True
+                got = "_A.keep(_t)"
+            else:
+                got = "_t"
+            self._emit(ind, f"{self._new(res)} = {self._as_kind(op.operands[-1], _key(res) in self.descs)} "
+                            f"if _t is None else {got}")
             return
         if callee.startswith("__sym_"):
             kind = callee[len("__sym_"):].rsplit("_", 1)[0]
@@ -549,6 +572,12 @@ def _descriptor_views(blocks: list) -> set:
     ops = [o for b in blocks for o in _host_ops(b)]
     descs: set = set()
     for op in reversed(ops):  # users come after their operands: decided before them
+        if op.name == "scf.if" or (op.name == "func.call" and op.results and _is_contraction_operand(op, 0)):
+            # an scf.if's results (listed after its branches), an attention call's: like views
+            for res in op.results:
+                if isinstance(res.type, ir.MemRefType) and _uses_take_descriptors(res, descs):
+                    descs.add(_key(res))
+            continue
         if op.name == "memref.alloc":
             if HOST_BUFFER_ATTR in op.attributes or _only_scan_accumulator(op.result) or op.operation.regions:
                 continue
@@ -556,33 +585,39 @@ def _descriptor_views(blocks: list) -> set:
             continue
         if str(ir.MemRefType(op.result.type).element_type) not in _ITEM_BYTES:
             continue
-        uses = list(op.result.uses)
-        ok = bool(uses)
-        for u in uses:
-            o = u.owner.operation if hasattr(u.owner, "operation") else u.owner
-            if o.name == "gpu.launch_func" or (o.name == "memref.dim" and u.operand_number == 0):
-                continue
-            if _is_contraction_operand(o, u.operand_number):  # cuBLAS reads descriptors (runtime/cublas.py)
-                continue
-            if o.name in _VIEWS and u.operand_number == 0 and _key(o.result) in descs:
-                continue
-            ok = False
-            break
-        if ok:
+        if _uses_take_descriptors(op.result, descs):
             descs.add(_key(op.result))
     return descs
 
 
+def _uses_take_descriptors(v: ir.Value, descs: set) -> bool:
+    """Whether `v` has uses and each takes a descriptor: a kernel operand, a contraction's or attention's
+    operand, a `memref.dim`, a view that is a descriptor, a yield into an scf.if result that is one."""
+    uses = list(v.uses)
+    for u in uses:
+        o = u.owner.operation if hasattr(u.owner, "operation") else u.owner
+        if o.name == "gpu.launch_func" or (o.name == "memref.dim" and u.operand_number == 0):
+            continue
+        if _is_contraction_operand(o, u.operand_number):  # cuBLAS reads descriptors (runtime/cublas.py)
+            continue
+        if o.name in _VIEWS and u.operand_number == 0 and _key(o.result) in descs:
+            continue
+        if o.name == "scf.yield" and _key(o.parent.results[u.operand_number]) in descs:
+            continue
+        return False
+    return bool(uses)
+
+
 def _host_ops(block: ir.Block) -> list[ir.Operation]:
-    """The ops of a host block in order, with those of its scf.if branches."""
+    """The ops of a host block in order, an scf.if after those of its branches."""
     out = []
     for c in block.operations:
         o = c.operation
-        out.append(o)
-        if o.name == "scf.if":
+        if o.name == "scf.if":  # after its branches: its results are used after them
             for region in o.regions:
                 for b in region.blocks:
                     out.extend(_host_ops(b))
+        out.append(o)
     return out
 
 

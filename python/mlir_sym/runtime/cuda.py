@@ -272,6 +272,7 @@ def _raw_stream_fn():
 class Runtime:
     """What generated host programs call (`rt.*`)."""
 
+    wrap = staticmethod(wrap)  # a descriptor as a tensor over its memory
     float32, float64, float16, bfloat16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
     int64, int32, int16, int8, uint8, bool = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
 
@@ -368,6 +369,11 @@ class Runtime:
                 st.append(s)
                 s *= d
             return (p, p, 0, *shape, *reversed(st))
+
+        def keep(self, t: torch.Tensor) -> tuple:
+            """`t`'s descriptor; `t` is kept alive until the call returns, as the arena's chunks."""
+            self.chunks.append(t)
+            return Runtime.desc(t)
 
     # memref descriptors of views only kernels read (codegen/host.py `_descriptor_views`): tuples
     # (pointer, pointer, 0, sizes..., strides...) computed from a tensor's or another descriptor's
@@ -545,7 +551,8 @@ class Runtime:
         c.copy_(r) if init else c.add_(r)
 
     @staticmethod
-    def library_attention(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> None:
+    def library_attention(causal: bool, scale: float, dtypes: tuple, roots: tuple, result: bool,
+                          *args: Any) -> torch.Tensor | None:
         """sym-gpu-attention's library branch (long sequences): out = PyTorch's scaled_dot_product_attention
         of q, k, v [, mask] (flash attention for half types without a mask, the memory-efficient kernel
         otherwise; eager's own choice), args the operands (tensors or descriptors, `dtypes` their
@@ -553,9 +560,14 @@ class Runtime:
         in front, more than two are flattened into one (no mask then), as PyTorch's fused kernels
         take 4-d operands. A mask has the scores' rank with dims of size 1 where it broadcasts. A
         descriptor whose root tensor the host program knows (`roots`, None elsewhere) becomes a
-        strided view of it, others a tensor over their memory (`wrap`)."""
+        strided view of it, others a tensor over their memory (`wrap`).
+        With `result`, the last operand is the buffer `out` views (itself, or transposed): when
+        PyTorch's result is laid out as `out` (flash attention's [B, L, H, E] under a [B, H, L, E]
+        view, as the host program's transposed output), it is returned as that buffer instead of
+        copied (one kernel less); else it is copied into `out` and None is returned."""
         ts = [x if type(x) is not tuple else wrap(x, t) if root is None else _strided_view(root, x)
               for x, t, root in zip(args, dtypes, roots)]
+        buf = ts.pop() if result else None
         q, k, v, out = ts[0], ts[1], ts[2], ts[-1]
         mask = ts[3] if len(ts) == 5 else None
         nb = q.dim() - 2
@@ -566,7 +578,12 @@ class Runtime:
         if mask is not None and mask.dtype != torch.bool and mask.dtype != q.dtype:
             mask = mask.to(q.dtype)
         r = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
-        out.copy_(r.view(out.shape))
+        r = r.view(out.shape)
+        if buf is not None and out.data_ptr() == buf.data_ptr() and \
+                all(a == b for a, b, n in zip(r.stride(), out.stride(), out.shape) if n > 1):
+            return r.as_strided(buf.shape, buf.stride(), r.storage_offset())
+        out.copy_(r)
+        return None
 
     @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
