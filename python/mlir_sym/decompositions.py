@@ -13,6 +13,12 @@ eager's semantics, under symbolic sizes:
                             inf and other p. Eager takes a matrix-product form for p = 2 from 25
                             rows on (less accurate: it cancels for close points); this is the form it
                             uses below that.
+  searchsorted              a 1-d sorted sequence: bucketize's binary search (PyTorch's
+                            decomposition), sorter applied with a gather first; batched sequences
+                            [..., M] with values [..., N]: per value, the count of the sequence's
+                            elements it is not below (`!(s >= v)`, `!(s > v)` for right), which is
+                            binary search's answer on a sorted row (a NaN value gives M, as eager),
+                            fused into one reduction (nothing of size N x M is materialized)
 """
 from __future__ import annotations
 
@@ -113,3 +119,15 @@ def cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None
     if p == 2:
         return (diff * diff).sum(-1).sqrt()
     return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+@_register(aten.searchsorted.Tensor, aten.searchsorted.Scalar)
+def searchsorted(sorted_sequence: torch.Tensor, self, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: torch.Tensor | None = None) -> torch.Tensor:
+    right = side == "right" if side is not None else right
+    seq = sorted_sequence if sorter is None else torch.gather(sorted_sequence, -1, sorter)
+    values = self if isinstance(self, torch.Tensor) else torch.full((), self, dtype=seq.dtype, device=seq.device)
+    if seq.dim() == 1:
+        return torch.bucketize(values, seq, out_int32=out_int32, right=right)
+    below = ~(seq.unsqueeze(-2) > values.unsqueeze(-1)) if right else ~(seq.unsqueeze(-2) >= values.unsqueeze(-1))
+    return below.sum(-1, dtype=torch.int32 if out_int32 else torch.int64)

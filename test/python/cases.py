@@ -737,6 +737,27 @@ def _cdists(a, b):
 
 
 add(Case("medians", _fn(_medians), _median_inputs, equal_nan=True))
+
+
+# searchsorted: a 1-d sequence (bucketize's binary search; with a sorter, side="right", int32, a
+# NaN value), batched sequences (a count per value), a scalar value.
+def _searchsorted(seq, rows, v, order):
+    return (torch.searchsorted(seq, v), torch.searchsorted(seq, v, right=True, out_int32=True),
+            torch.searchsorted(seq[order], v, sorter=torch.argsort(order)),
+            torch.searchsorted(rows, v[: rows.shape[0]], side="right"), torch.searchsorted(rows, v[: rows.shape[0]]),
+            torch.searchsorted(seq, 0.25))
+
+
+def _searchsorted_inputs(n: int) -> tuple:
+    seq = torch.sort(randn(n, n + 3)).values
+    seq[1] = seq[2]  # a tie
+    rows = torch.sort(randn(n, 2, n + 1, salt=1), dim=-1).values
+    v = randn(n, 2, 5, salt=2)
+    v[0, 0] = float("nan")
+    v[0, 1] = seq[2]
+    return seq, rows, v, torch.randperm(n + 3, generator=torch.Generator().manual_seed(n))
+
+add(Case("searchsorted", _fn(_searchsorted), _searchsorted_inputs))
 add(Case("cdist", _fn(_cdists), lambda n: (randn(n, 2, n, 5), randn(n, 2, n + 3, 5, salt=1)), atol=1e-5, rtol=1e-5))
 
 
