@@ -19,6 +19,9 @@ eager's semantics, under symbolic sizes:
                             elements it is not below (`!(s >= v)`, `!(s > v)` for right), which is
                             binary search's answer on a sorted row (a NaN value gives M, as eager),
                             fused into one reduction (nothing of size N x M is materialized)
+  frexp                     by the bits: the exponent field less the bias, the mantissa's exponent
+                            set to -1; subnormals scaled by 2^64 first; 0, inf and NaN give (x, 0)
+                            as C's frexp; half types through float32 (exact)
 """
 from __future__ import annotations
 
@@ -131,3 +134,23 @@ def searchsorted(sorted_sequence: torch.Tensor, self, *, out_int32: bool = False
         return torch.bucketize(values, seq, out_int32=out_int32, right=right)
     below = ~(seq.unsqueeze(-2) > values.unsqueeze(-1)) if right else ~(seq.unsqueeze(-2) >= values.unsqueeze(-1))
     return below.sum(-1, dtype=torch.int32 if out_int32 else torch.int64)
+
+
+_FREXP = {torch.float32: (torch.int32, 23, 127, 1.1754943508222875e-38),
+          torch.float64: (torch.int64, 52, 1023, 2.2250738585072014e-308)}
+
+
+@_register(aten.frexp.Tensor)
+def frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dtype in (torch.float16, torch.bfloat16):  # their values are normal float32 values
+        m, e = frexp(x.float())
+        return m.to(x.dtype), e
+    int_t, bits_m, bias, tiny = _FREXP[x.dtype]
+    small = x.abs() < tiny  # subnormal (or zero): made normal
+    xs = torch.where(small, x * 2.0 ** 64, x)
+    bits = xs.view(int_t)
+    field = (bits >> bits_m) & (2 * bias + 1)
+    e = field - (bias - 1) - torch.where(small, 64, 0)
+    m = ((bits & ~((2 * bias + 1) << bits_m)) | ((bias - 1) << bits_m)).view(x.dtype)
+    special = (x == 0) | ~torch.isfinite(x)
+    return torch.where(special, x, m), torch.where(special, 0, e).to(torch.int32)

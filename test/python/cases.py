@@ -758,6 +758,22 @@ def _searchsorted_inputs(n: int) -> tuple:
     return seq, rows, v, torch.randperm(n + 3, generator=torch.Generator().manual_seed(n))
 
 add(Case("searchsorted", _fn(_searchsorted), _searchsorted_inputs))
+
+
+def _frexp(x, h):
+    m, e = torch.frexp(x)
+    return m, e, torch.frexp(x.double()), torch.frexp(h), torch.frexp(h.to(torch.bfloat16)), m * 2.0 ** e
+
+
+def _frexp_inputs(n: int) -> tuple:
+    x = randn(n, n, 4) * 1e3
+    x[0] = torch.tensor([0.0, -0.0, float("inf"), float("nan")])
+    x[1] = torch.tensor([1e-45, -3e-40, 1.0, -0.75])
+    h = (randn(n, n, 4, salt=1) * 100).half()
+    h[0, 0] = 1e-7
+    return x, h
+
+add(Case("frexp", _fn(_frexp), _frexp_inputs, equal_nan=True, tags=("bf16",)))
 add(Case("cdist", _fn(_cdists), lambda n: (randn(n, 2, n, 5), randn(n, 2, n + 3, 5, salt=1)), atol=1e-5, rtol=1e-5))
 
 
