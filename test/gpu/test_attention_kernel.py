@@ -97,24 +97,27 @@ def test_causal_heads_split(dtype, caplog):
            [(1, 7), (2, 33), (3, 64), (1, 130)], dtype, caplog)
 
 
+def _bert_form(qkv, keep):
+    """BERT's attention: 2 heads of 48 split from one projection, an additive mask [B, 1, 1, S] made
+    from a 0/1 attention_mask in the graph."""
+    b, s, _ = qkv.shape
+    q, k, v = (t.view(b, s, 2, 48).transpose(1, 2) for t in qkv.split(96, dim=2))
+    mask = (1.0 - keep[:, None, None, :].to(qkv.dtype)) * torch.finfo(qkv.dtype).min
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def _bert_inputs(size, dtype):
+    keep = (torch.rand(*size, device="cuda") > 0.3).to(torch.int64)
+    keep[:, 0] = 1
+    return torch.randn(*size, 288, device="cuda", dtype=dtype), keep
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_float_mask_broadcast(dtype, caplog):
     """BERT's form: an additive mask [B, 1, 1, S] made from a 0/1 attention_mask in the graph (computed
     in the kernel), head dim 48."""
 
-    def f(qkv, keep):
-        b, s, _ = qkv.shape
-        q, k, v = (t.view(b, s, 2, 48).transpose(1, 2) for t in qkv.split(96, dim=2))
-        mask = (1.0 - keep[:, None, None, :].to(qkv.dtype)) * torch.finfo(qkv.dtype).min
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-
-    def make(s):
-        b, n = s
-        keep = (torch.rand(b, n, device="cuda") > 0.3).to(torch.int64)
-        keep[:, 0] = 1
-        return torch.randn(b, n, 288, device="cuda", dtype=dtype), keep
-
-    _check(f, make, [(2, 5), (1, 40), (3, 70)], dtype, caplog)
+    _check(_bert_form, lambda s: _bert_inputs(s, dtype), [(2, 5), (1, 40), (3, 70)], dtype, caplog)
 
 
 def test_bool_mask_rows_all_masked(caplog):
@@ -184,21 +187,10 @@ def test_library_branch_forms(dtype, caplog, monkeypatch):
         q, k, v = (t.view(b, s, 4, 64).transpose(1, 2) for t in qkv.split(256, dim=2))
         return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, 256) * 2
 
-    def masked(qkv, keep):
-        b, s, _ = qkv.shape
-        q, k, v = (t.view(b, s, 2, 48).transpose(1, 2) for t in qkv.split(96, dim=2))
-        mask = (1.0 - keep[:, None, None, :].to(qkv.dtype)) * torch.finfo(qkv.dtype).min
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-
-    def make_masked(s):
-        keep = (torch.rand(*s, device="cuda") > 0.3).to(torch.int64)
-        keep[:, 0] = 1
-        return torch.randn(*s, 288, device="cuda", dtype=dtype), keep
-
     _check(causal, lambda s: (torch.randn(*s, 768, device="cuda", dtype=dtype),), [(1, 7), (2, 130)], dtype, caplog)
     n = calls.n
     assert n >= 2, n
-    _check(masked, make_masked, [(2, 5), (3, 70)], dtype, caplog)
+    _check(_bert_form, lambda s: _bert_inputs(s, dtype), [(2, 5), (3, 70)], dtype, caplog)
     assert calls.n >= n + 2, calls.n
 
 
