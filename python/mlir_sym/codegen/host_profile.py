@@ -49,7 +49,8 @@ class HostProfile:
 
 def instrument(source: str, name: str) -> tuple[str, HostProfile]:
     """`source` (one generated `def`) with a timer after every statement; the counters it updates.
-    The instrumented function reads `_HP` (the HostProfile) and `_pc` (the clock) from its globals."""
+    The instrumented function reads `_HP` (the HostProfile) and `_pc` (the clock) from its globals;
+    its timer is `_hpt` (no generated name starts so)."""
     src_lines = source.rstrip("\n").split("\n")
     prof = HostProfile(name, src_lines)
     out: list[str] = []
@@ -57,14 +58,14 @@ def instrument(source: str, name: str) -> tuple[str, HostProfile]:
         body = line.lstrip()
         ind = line[: len(line) - len(body)]
         if body.startswith("def "):
-            out += [line, f"{ind}    _HP.calls += 1", f"{ind}    _t = _pc()"]
+            out += [line, f"{ind}    _HP.calls += 1", f"{ind}    _hpt = _pc()"]
         elif body.startswith("return"):
             value = body[len("return"):].strip() or "None"
-            out += [f"{ind}_r = {value}", f"{ind}_HP.ns[{i}] += _pc() - _t; _HP.hits[{i}] += 1", f"{ind}return _r"]
+            out += [f"{ind}_r = {value}", f"{ind}_HP.ns[{i}] += _pc() - _hpt; _HP.hits[{i}] += 1", f"{ind}return _r"]
         elif _CONTROL.match(body) or not body:
             out.append(line)
         else:
-            out += [line, f"{ind}_n = _pc(); _HP.ns[{i}] += _n - _t; _HP.hits[{i}] += 1; _t = _n"]
+            out += [line, f"{ind}_n = _pc(); _HP.ns[{i}] += _n - _hpt; _HP.hits[{i}] += 1; _hpt = _n"]
     return "\n".join(out) + "\n", prof
 
 
