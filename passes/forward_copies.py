@@ -14,6 +14,11 @@ dims, copies; a view, a yield or a call could alias it): %b takes %a's place (it
 to use; an argument is available everywhere), every use of %a becomes a use of %b, and %a's alloc and
 the copy go. Types must match exactly (identity layouts).
 
+The copy may also read %a through one `memref.collapse_shape` or `expand_shape` (its only use): a
+result computed in a finer shape and copied into the function's output ([b, s, 4, 64] collapsed into
+[b, s, 256], attention's heads). %a then becomes the reverse reshape of %b (an expand_shape with %a's
+sizes, or a collapse_shape), made where %a was allocated: the producers write the output in place.
+
 Before:
   %a = memref.alloc(%n) : memref<?xi64>
   linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
@@ -28,6 +33,7 @@ After:
 from __future__ import annotations
 
 from torch_mlir import ir
+from torch_mlir.dialects import memref
 
 from mlir_sym.passes.registry import SymPass, register
 
@@ -101,6 +107,11 @@ class ForwardCopies(SymPass):
             return False
         if not _identity_layout(a.type):
             return False
+        reshape = _reshape_of(a, copy)
+        if reshape is not None:  # copy (collapse_shape %a), %b: %a becomes a view of %b
+            a = reshape.operands[0]
+            if not _identity_layout(a.type):
+                return False
         a_alloc = _alloc_of(a)
         b_alloc = _alloc_of(b)
         if a_alloc is None or a_alloc.block != block:
@@ -113,6 +124,8 @@ class ForwardCopies(SymPass):
         for use in a.uses:
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user == copy:
+                continue
+            if reshape is not None and user == reshape:
                 continue
             top = _ancestor_in(user, block)
             if top is None or pos[top] >= at:
@@ -137,7 +150,37 @@ class ForwardCopies(SymPass):
                 if top is not None and pos[top] >= start:
                     return False
             b_alloc.move_before(a_alloc)
+        if reshape is not None:
+            b = _reverse_reshape(reshape, a_alloc, b)
+            reshape_of_a = reshape
+            copy.erase()
+            reshape_of_a.erase()
+        else:
+            copy.erase()
         a.replace_all_uses_with(b)
-        copy.erase()
         a_alloc.erase()
         return True
+
+
+def _reshape_of(a: ir.Value, copy: ir.Operation) -> ir.Operation | None:
+    """The collapse_shape / expand_shape that makes `a` when the copy is its only use."""
+    owner = a.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name not in ("memref.collapse_shape", "memref.expand_shape"):
+        return None
+    users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in a.uses]
+    return op if users == [copy] else None
+
+
+def _reverse_reshape(reshape: ir.Operation, a_alloc: ir.Operation, b: ir.Value) -> ir.Value:
+    """%b reshaped to the type of `reshape`'s source (the buffer `a_alloc` made), before `a_alloc`."""
+    a_type = a_alloc.results[0].type
+    reassoc = reshape.attributes["reassociation"]
+    with ir.InsertionPoint(a_alloc), a_alloc.location:
+        if reshape.name == "memref.expand_shape":  # %a was expanded: collapse %b back
+            return memref.CollapseShapeOp(a_type, b, reassoc).result
+        mtype = ir.MemRefType(a_type)
+        dynamic = list(a_alloc.operands)  # the alloc's sizes, one per dynamic dim in order
+        return memref.ExpandShapeOp(a_type, b, reassoc, dynamic, list(mtype.shape)).result

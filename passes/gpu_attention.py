@@ -573,8 +573,9 @@ class GpuAttention(SymPass):
             return out
         dst = tr[0].operands[1]
         ddef = defining_op(dst)
-        if ddef is None or ddef.name != "memref.alloc" or ddef.block != at.block:
-            return out
+        if ddef is None or ddef.block != at.block or not (
+                ddef.name == "memref.alloc" or _reshaped_argument(ddef)):
+            return out  # a fresh buffer, or the function's output seen in the attention's shape
         if not _before(ddef, at):  # the transpose's buffer is allocated after: allocate it here
             if any(defining_op(x) is not None and not _before(defining_op(x), at) for x in ddef.operands):
                 return out
@@ -737,6 +738,13 @@ class GpuAttention(SymPass):
             self.bump("library-results-in-place")
         self.bump("library-branches")
         return done.operation
+
+
+def _reshaped_argument(op: ir.Operation) -> bool:
+    """Whether `op` is an expand_shape / collapse_shape of a function argument (an out-param that
+    sym-forward-copies made the result's buffer: [b, s, 256] seen as [b, s, 4, 64])."""
+    return op.name in ("memref.expand_shape", "memref.collapse_shape") and \
+        isinstance(op.operands[0].owner, ir.Block) and op.operands[0].owner.owner.operation.name == "func.func"
 
 
 def _fresh_root(out: ir.Value, att: ir.Operation) -> ir.Value | None:

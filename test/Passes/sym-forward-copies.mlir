@@ -73,3 +73,55 @@ func.func @kept_yield(%n: index, %c: i1, %o: memref<?xi64>, %r: memref<?xi64>) {
   memref.copy %v, %r : memref<?xi64> to memref<?xi64>
   return
 }
+
+// -----
+
+// The copy reads the temporary through a collapse_shape (attention's heads [b, s, 4, 64] copied into
+// the output [b, s, 256]): the temporary becomes the output seen through the reverse expand_shape,
+// with the temporary's sizes. An expand_shape into an alloc becomes a collapse_shape of it.
+// CHECK-LABEL: func.func @reshaped
+// CHECK:         %[[E:.*]] = memref.expand_shape %arg1 {{\[}}[0], [1, 2]] output_shape [%arg0, 4, 64] : memref<?x256xf32> into memref<?x4x64xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : memref<?x4x64xf32>)
+// CHECK-NEXT:    %[[B:.*]] = memref.alloc(%arg0) : memref<?x4x64xf32>
+// CHECK-NEXT:    %[[C:.*]] = memref.collapse_shape %[[B]] {{\[}}[0], [1, 2]] : memref<?x4x64xf32> into memref<?x256xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<?x256xf32>)
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<?x4x64xf32>)
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+func.func @reshaped(%n: index, %out: memref<?x256xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc(%n) : memref<?x4x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<?x4x64xf32>)
+  %ac = memref.collapse_shape %a [[0], [1, 2]] : memref<?x4x64xf32> into memref<?x256xf32>
+  memref.copy %ac, %out : memref<?x256xf32> to memref<?x256xf32>
+  %t = memref.alloc(%n) : memref<?x256xf32>
+  linalg.fill ins(%c0 : f32) outs(%t : memref<?x256xf32>)
+  %te = memref.expand_shape %t [[0], [1, 2]] output_shape [%n, 4, 64] : memref<?x256xf32> into memref<?x4x64xf32>
+  %b = memref.alloc(%n) : memref<?x4x64xf32>
+  memref.copy %te, %b : memref<?x4x64xf32> to memref<?x4x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%b : memref<?x4x64xf32>)
+  return
+}
+
+// -----
+
+// Kept: the reshape has another reader, the temporary is read after the copy.
+// CHECK-LABEL: func.func @reshaped_kept
+// CHECK-COUNT-2: memref.copy
+func.func @reshaped_kept(%n: index, %out: memref<?x256xf32>, %out2: memref<?x256xf32>, %r: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 0.0 : f32
+  %a = memref.alloc(%n) : memref<?x4x64xf32>
+  linalg.fill ins(%f : f32) outs(%a : memref<?x4x64xf32>)
+  %ac = memref.collapse_shape %a [[0], [1, 2]] : memref<?x4x64xf32> into memref<?x256xf32>
+  memref.copy %ac, %out : memref<?x256xf32> to memref<?x256xf32>
+  %x = memref.load %ac[%c0, %c0] : memref<?x256xf32>
+  memref.store %x, %r[] : memref<f32>
+  %b = memref.alloc(%n) : memref<?x4x64xf32>
+  linalg.fill ins(%f : f32) outs(%b : memref<?x4x64xf32>)
+  %bc = memref.collapse_shape %b [[0], [1, 2]] : memref<?x4x64xf32> into memref<?x256xf32>
+  memref.copy %bc, %out2 : memref<?x256xf32> to memref<?x256xf32>
+  %y = memref.load %b[%c0, %c0, %c0] : memref<?x4x64xf32>
+  memref.store %y, %r[] : memref<f32>
+  return
+}

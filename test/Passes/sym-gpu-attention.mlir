@@ -31,6 +31,12 @@
 // KERNEL-NOT:  @__sym_attention
 // KERNEL:      gpu.launch
 // KERNEL-NOT:  @__sym_attention
+// KERNEL-LABEL: func.func @output_is_the_out_param
+// KERNEL:      %[[E:.+]] = memref.expand_shape %arg3
+// KERNEL-NEXT: %[[OV:.+]] = memref.transpose %[[E]]
+// KERNEL:      gpu.launch
+// KERNEL:        memref.store %{{.+}}, %[[OV]]
+// KERNEL-NOT:  linalg.transpose
 // KERNEL-LABEL: func.func @causal_bf16_output_transposed
 // CHECK:       gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.+}} = %c32{{.*}}, %{{.+}} = %c16{{.*}}, %{{.+}} = %c1{{.*}}) workgroup(%[[KS:.+]] : memref<544xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<512xf32, #gpu.address_space<workgroup>>)
 // CHECK:         memref.load %[[Q]]
@@ -95,6 +101,32 @@ func.func @heads_split_float_mask(%arg2: memref<?x?x192xf32>, %arg3: memref<?x1x
   }
   %collapse_shape = memref.collapse_shape %alloc_9 [[0], [1], [2, 3]] : memref<?x?x4x16xf32> into memref<?x?x64xf32>
   memref.copy %collapse_shape, %arg4 : memref<?x?x64xf32> to memref<?x?x64xf32>
+  return
+}
+
+// -----
+
+// The output read only by a transpose into the function's output seen in heads form (an expand_shape
+// of the out-param that sym-forward-copies made the transpose's buffer): the kernel writes the
+// out-param through a transposed view of that expand_shape, moved before the attention; the library
+// branch writes the same view (no buffer of its own: nothing to yield).
+// CHECK-LABEL: func.func @output_is_the_out_param
+// CHECK:       %[[E:.+]] = memref.expand_shape %arg3 {{\[}}[0], [1], [2, 3]] output_shape [1, %{{.+}}, 2, 64] : memref<1x?x128xbf16> into memref<1x?x2x64xbf16>
+// CHECK-NEXT:  %[[OV:.+]] = memref.transpose %[[E]] (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK:       scf.if %{{.+}} {
+// CHECK-NEXT:    func.call @__sym_attention_0(%arg0, %arg1, %arg2, %[[OV]]) {sym.causal = true, sym.scale = 1.250000e-01 : f64}
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.+}}, %[[OV]]
+// CHECK-NOT:   linalg.transpose
+// CHECK-NOT:   memref.alloc
+// CHECK:       return
+func.func @output_is_the_out_param(%q: memref<1x2x?x64xbf16>, %k: memref<1x2x?x64xbf16>, %v: memref<1x2x?x64xbf16>, %out: memref<1x?x128xbf16>) {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %q, %c2 : memref<1x2x?x64xbf16>
+  %o = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64} ins(%q, %k, %v : memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>) outs(%o : memref<1x2x?x64xbf16>)
+  %e = memref.expand_shape %out [[0], [1], [2, 3]] output_shape [1, %l, 2, 64] : memref<1x?x128xbf16> into memref<1x?x2x64xbf16>
+  linalg.transpose ins(%o : memref<1x2x?x64xbf16>) outs(%e : memref<1x?x2x64xbf16>) permutation = [0, 2, 1, 3]
   return
 }
 

@@ -369,18 +369,23 @@ def test_library_attention_matches_sdpa(batch, mask):
     torch.testing.assert_close(base[3][..., :6], want)
 
 
+@pytest.mark.parametrize("out_kind", ["tensor", "descriptor"])
 @pytest.mark.parametrize("transposed", [False, True])
-def test_library_attention_result_is_the_buffer(transposed):
+def test_library_attention_result_is_the_buffer(transposed, out_kind):
     """With `result`, library_attention gives PyTorch's result as the output's buffer when it is laid
     out as the output view (no copy), else copies it into the view and returns None; either way the
-    buffer's contents (or the result) are the attention's."""
+    buffer's contents (or the result) are the attention's. The output view may be a descriptor of
+    the buffer (the host program's transposed view), its layout read from the descriptor."""
     from mlir_sym.runtime.cuda import Runtime
 
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
     buf = torch.full((2, 5, 3, 8), float("nan")) if transposed else torch.full((2, 3, 5, 8), float("nan"))
     out = buf.transpose(1, 2) if transposed else buf
-    res = Runtime.library_attention(True, 0.3, ("float32",) * 5, (None,) * 5, True, q, k, v, out, buf)
+    roots = (None,) * 5
+    if out_kind == "descriptor":
+        out, roots = Runtime.desc(out), (None, None, None, buf, None)
+    res = Runtime.library_attention(True, 0.3, ("float32",) * 5, roots, True, q, k, v, out, buf)
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
     got = buf if res is None else res
     assert got.shape == buf.shape

@@ -245,6 +245,24 @@ def _strided_view(root: torch.Tensor, desc: tuple) -> torch.Tensor:
     return root.as_strided(desc[3:3 + r], desc[3 + r:], (desc[1] + desc[2] * item - base) // item)
 
 
+def _as_tensor(x: Any, dtype: str, root: torch.Tensor | None) -> torch.Tensor:
+    """A host-program value as a tensor: itself, a view of its root tensor, or a tensor over its memory."""
+    if type(x) is not tuple:
+        return x
+    return wrap(x, dtype) if root is None else _strided_view(root, x)
+
+
+def _layout(x: Any, dtype: str) -> tuple:
+    """(data pointer, sizes, strides) of a tensor or a memref descriptor of element type `dtype`."""
+    if type(x) is not tuple:
+        return x.data_ptr(), tuple(x.shape), x.stride()
+    r = (len(x) - 3) // 2
+    return x[1] + x[2] * _ITEMSIZE[dtype], x[3:3 + r], x[3 + r:]
+
+
+_ITEMSIZE = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
+
+
 def wrap(desc: tuple, dtype: str) -> torch.Tensor:
     """A tensor over a descriptor's memory (valid while the buffer it views lives: within the call)."""
     t = torch.as_tensor(_DeviceArray(desc, dtype))  # on the device the pointer is on
@@ -565,11 +583,8 @@ class Runtime:
         PyTorch's result is laid out as `out` (flash attention's [B, L, H, E] under a [B, H, L, E]
         view, as the host program's transposed output), it is returned as that buffer instead of
         copied (one kernel less); else it is copied into `out` and None is returned."""
-        ts = [x if type(x) is not tuple else wrap(x, t) if root is None else _strided_view(root, x)
-              for x, t, root in zip(args, dtypes, roots)]
-        buf = ts.pop() if result else None
-        q, k, v, out = ts[0], ts[1], ts[2], ts[-1]
-        mask = ts[3] if len(ts) == 5 else None
+        n_in = len(args) - 1 - bool(result)  # q, k, v [, mask]
+        q, k, v, mask = (_as_tensor(args[i], dtypes[i], roots[i]) if i < n_in else None for i in range(4))
         nb = q.dim() - 2
         if nb != 2:
             q, k, v = (x.reshape(-1, *x.shape[-3:]) if nb > 2 else x.unsqueeze(0) for x in (q, k, v))
@@ -578,11 +593,16 @@ class Runtime:
         if mask is not None and mask.dtype != torch.bool and mask.dtype != q.dtype:
             mask = mask.to(q.dtype)
         r = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
-        r = r.view(out.shape)
-        if buf is not None and out.data_ptr() == buf.data_ptr() and \
-                all(a == b for a, b, n in zip(r.stride(), out.stride(), out.shape) if n > 1):
-            return r.as_strided(buf.shape, buf.stride(), r.storage_offset())
-        out.copy_(r)
+        out = args[n_in]
+        if result:  # out's layout from its descriptor or tensor: no tensor is made unless it is copied
+            o_at, o_shape, o_stride = _layout(out, dtypes[n_in])
+            b_at, b_shape, b_stride = _layout(args[-1], dtypes[-1])
+            if nb != 2:
+                r = r.view(o_shape)
+            if o_at == b_at and all(a == b for a, b, n in zip(r.stride(), o_stride, o_shape) if n > 1):
+                return r.as_strided(b_shape, b_stride, r.storage_offset())
+        out = _as_tensor(out, dtypes[n_in], roots[n_in])
+        out.copy_(r if nb == 2 else r.view(out.shape))
         return None
 
     @staticmethod
