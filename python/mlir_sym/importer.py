@@ -360,14 +360,15 @@ def _derive_float_scalars(graph: fx.Graph, shape_env) -> list[sympy.Basic]:
     `1 / sqrt(head_dim)` scale of scaled_dot_product_attention, or a user's `/ math.sqrt(d)` with
     a symbolic `d`) by a new trailing graph input; returns their expressions, in input order."""
     exprs: list[sympy.Basic] = []
-    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    last = placeholders[-1] if placeholders else None  # a graph may have no inputs (torch.rand(6, 7))
     for node in list(graph.nodes):
         v = node.meta.get("val")
         if node.op != "call_function" or not isinstance(v, torch.SymFloat):
             continue
         if all(isinstance(u.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool)) for u in node.users):
             continue  # only feeds other scalar math: replaced with it
-        with graph.inserting_after(last):
+        with graph.inserting_after(last) if last is not None else graph.inserting_before(next(iter(graph.nodes))):
             ph = graph.placeholder(f"derived_{len(exprs)}")
         ph.meta["val"] = v
         last = ph
