@@ -1,9 +1,9 @@
 """Lower elementwise aten ops that torch-mlir has no linalg lowering for to `linalg.generic`s with
 math / arith bodies (on the torch dialect, before torch-mlir's backend pipeline).
 
-torch-mlir imports `erfc`, `hypot`, `nextafter`, `|` and `^` by a scalar and `<<` / `>>` by a tensor
-as opaque `torch.operator`s, and has ops but no lowering for `erfinv`, `signbit`, `copysign`,
-`fmod` by a scalar and `view(dtype)`: compiling any of them failed. Each is one
+torch-mlir imports `erfc`, `hypot`, `nextafter`, `gcd`, `lcm`, `|` and `^` by a scalar and `<<` / `>>`
+by a tensor as opaque `torch.operator`s, and has ops but no lowering for `erfinv`, `signbit`,
+`copysign`, `fmod` by a scalar, integer `pow` by a tensor and `view(dtype)`: compiling any of them failed. Each is one
 elementwise computation MLIR's math and arith dialects express exactly, so the op becomes
 `torch_c.to_builtin_tensor` of its operands, a `linalg.generic` over the (broadcast) result shape,
 and `torch_c.from_builtin_tensor` of the result, which torch-mlir's conversion then passes through.
@@ -26,6 +26,10 @@ Bodies compute what eager does:
   digamma(x)       PyTorch's algorithm (Cephes' psi) in float64
   erfinv(y)        PyTorch's own algorithm (ATen's calc_erfinv): a rational approximation, then two
                    Newton steps on erf
+  gcd(a, b)        Euclid's algorithm on |a|, |b| as an scf.while in the body (a loop per element,
+  lcm(a, b)        not an unrolled chain); lcm = |a / gcd * b|, 0 when the gcd is 0
+  a ** b (ints)    pow by squaring in an scf.while (products wrap as eager's do); a negative
+                   exponent gives 1 for a base of 1, +-1 for -1, else 0 (ATen's powi)
 Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
 Operands broadcast as aten's rules say (a dim of static size 1 against a larger one; ranks aligned
 right); other element types are converted to the result's as eager promotes. Scalar operands
@@ -46,7 +50,7 @@ import re
 from typing import Callable
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, linalg, math, tensor
+from torch_mlir.dialects import arith, linalg, math, scf, tensor
 
 from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
@@ -54,7 +58,8 @@ from mlir_sym.passes.registry import SymPass, register
 # aten ops handled here, as the importer names them (`torch.operator` names or op names)
 OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter", "torch.aten.bitwise_or.Scalar",
                   "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor",
-                  "torch.aten.copysign.Scalar", "torch.aten.lgamma", "torch.aten.digamma")
+                  "torch.aten.copysign.Scalar", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.gcd",
+                  "torch.aten.lcm")
 
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 _ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
@@ -288,6 +293,65 @@ def _digamma(args: list[ir.Value], out: ir.Type) -> ir.Value:
     return _convert(result, out)
 
 
+def _while(inits: list[ir.Value], cond: Callable, step: Callable) -> list[ir.Value]:
+    """An scf.while over `inits`: `cond(values)` -> i1 decides whether `step(values)` -> new values runs
+    again; the values when it stops. Loops whose trip count depends on the element (Euclid's gcd,
+    pow by squaring: up to 64 steps) stay loops in the body instead of unrolled chains."""
+    types = [v.type for v in inits]
+    w = scf.WhileOp(types, inits)
+    before = w.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(cond(list(before.arguments)), list(before.arguments))
+    after = w.after.blocks.append(*types)
+    with ir.InsertionPoint(after):
+        scf.YieldOp(step(list(after.arguments)))
+    return list(w.results)
+
+
+def _gcd_of(a: ir.Value, b: ir.Value) -> ir.Value:
+    """ATen's calc_gcd: Euclid on |a| and |b| (remainders unsigned: no trap on INT_MIN)."""
+    t = a.type
+    zero = arith.constant(t, 0)
+    a, b = math.absi(a), math.absi(b)
+    _, g = _while([a, b], lambda v: arith.cmpi(arith.CmpIPredicate.ne, v[0], zero),
+                  lambda v: [arith.remui(v[1], v[0]), v[0]])
+    return g
+
+
+def _gcd(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    return _gcd_of(_convert(args[0], out), _convert(args[1], out))
+
+
+def _lcm(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    """ATen's lcm: |a / gcd * b|, 0 when the gcd is 0."""
+    a, b = _convert(args[0], out), _convert(args[1], out)
+    g = _gcd_of(a, b)
+    zero, one = arith.constant(out, 0), arith.constant(out, 1)
+    is_zero = arith.cmpi(arith.CmpIPredicate.eq, g, zero)
+    r = math.absi(arith.muli(arith.divsi(a, arith.select(is_zero, one, g)), b))
+    return arith.select(is_zero, zero, r)
+
+
+def _int_pow(args: list[ir.Value], out: ir.Type) -> ir.Value:
+    """ATen's powi for signed integers: by squaring (wrapping as eager's products wrap); a negative
+    exponent gives 1 for a base of 1, +-1 for -1 (by the exponent's parity), else 0."""
+    a, b = _convert(args[0], out), _convert(args[1], out)
+    zero, one = arith.constant(out, 0), arith.constant(out, 1)
+    pred = arith.CmpIPredicate
+
+    def step(v: list[ir.Value]) -> list[ir.Value]:
+        r, x, e = v
+        odd = arith.cmpi(pred.ne, arith.andi(e, one), zero)
+        return [arith.select(odd, arith.muli(r, x), r), arith.muli(x, x), arith.shrsi(e, one)]
+
+    r, _, _ = _while([one, a, arith.maxsi(b, zero)], lambda v: arith.cmpi(pred.ne, v[2], zero), step)
+    minus_one = arith.constant(out, -1)
+    odd = arith.cmpi(pred.ne, arith.andi(b, one), zero)
+    negative = arith.select(arith.cmpi(pred.eq, a, one), one,
+                            arith.select(arith.cmpi(pred.eq, a, minus_one), arith.select(odd, minus_one, one), zero))
+    return arith.select(arith.cmpi(pred.slt, b, zero), negative, r)
+
+
 def _view_dtype(args: list[ir.Value], out: ir.Type) -> ir.Value:
     return arith.bitcast(out, args[0])
 
@@ -299,12 +363,14 @@ _BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
     "torch.aten.copysign.Scalar": _copysign, "torch.aten.lgamma": _lgamma, "torch.aten.digamma": _digamma,
     "torch.aten.bitwise_or.Scalar": _bitwise(arith.ori), "torch.aten.bitwise_xor.Scalar": _bitwise(arith.xori),
     "torch.aten.__lshift__.Tensor": _shift(True), "torch.aten.__rshift__.Tensor": _shift(False),
+    "torch.aten.gcd": _gcd, "torch.aten.lcm": _lcm, "torch.aten.pow.Tensor_Tensor": _int_pow,
 }
 _FLOAT_ONLY = ("torch.aten.erfc", "torch.aten.erfinv", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.hypot", "torch.aten.nextafter",
                "torch.aten.copysign.Tensor", "torch.aten.copysign.Scalar", "torch.aten.fmod.Scalar",
                "torch.aten.fmod.Tensor")
 _INT_ONLY = ("torch.aten.bitwise_or.Scalar", "torch.aten.bitwise_xor.Scalar", "torch.aten.__lshift__.Tensor",
-             "torch.aten.__rshift__.Tensor")
+             "torch.aten.__rshift__.Tensor", "torch.aten.gcd", "torch.aten.lcm",
+             "torch.aten.pow.Tensor_Tensor")  # float pow: torch-mlir's lowering
 _SCALARS = {"!torch.float": ("torch_c.to_f64", "f64"), "!torch.int": ("torch_c.to_i64", "i64"),
             "!torch.bool": ("torch_c.to_i1", "i1")}
 _TENSOR_OPERANDS = {"torch.aten.view.dtype": 1}  # the others: every operand is a tensor

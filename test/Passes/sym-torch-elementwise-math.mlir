@@ -164,3 +164,39 @@ func.func @gamma(%x: !torch.vtensor<[?],f32>) -> (!torch.vtensor<[?],f32>, !torc
   %1 = torch.operator "torch.aten.digamma"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
   return %0, %1 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>
 }
+
+// -----
+
+// gcd and lcm: Euclid's algorithm as an scf.while in the body (unsigned remainders of |a|, |b|);
+// integer pow by a tensor: squaring in an scf.while, negative exponents selected after; a float
+// pow is left to torch-mlir.
+// CHECK-LABEL: func.func @integer_loops
+// CHECK:       linalg.generic
+// CHECK:         math.absi
+// CHECK:         scf.while
+// CHECK:           arith.cmpi ne
+// CHECK:           scf.condition
+// CHECK:         } do {
+// CHECK:           arith.remui
+// CHECK:           scf.yield
+// CHECK:       linalg.generic
+// CHECK:         scf.while
+// CHECK:         arith.divsi
+// CHECK:       linalg.generic
+// CHECK:         arith.maxsi
+// CHECK:         scf.while
+// CHECK:         } do {
+// CHECK:           arith.muli
+// CHECK:           arith.muli
+// CHECK:           arith.shrsi
+// CHECK:           scf.yield
+// CHECK:         arith.cmpi slt
+// CHECK:       torch.aten.pow.Tensor_Tensor %arg2, %arg2 : !torch.vtensor<[?],f32>
+// CHECK-NOT:   torch.operator
+func.func @integer_loops(%a: !torch.vtensor<[?],si64>, %b: !torch.vtensor<[?],si64>, %x: !torch.vtensor<[?],f32>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],f32>) {
+  %0 = torch.operator "torch.aten.gcd"(%a, %b) : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64>
+  %1 = torch.operator "torch.aten.lcm"(%a, %b) : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64>
+  %2 = torch.aten.pow.Tensor_Tensor %a, %b : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  %3 = torch.aten.pow.Tensor_Tensor %x, %x : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32> -> !torch.vtensor<[?],f32>
+  return %0, %1, %2, %3 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],f32>
+}

@@ -760,6 +760,26 @@ def _searchsorted_inputs(n: int) -> tuple:
 add(Case("searchsorted", _fn(_searchsorted), _searchsorted_inputs))
 
 
+# Integer loops in elementwise bodies (sym-torch-elementwise-math, an scf.while per element): pow of
+# integers by an integer tensor (by squaring, wrapping; negative exponents as eager: 1, +-1 or 0),
+# gcd and lcm by Euclid's algorithm (signs, zeros).
+def _integer_loops(a, e):
+    small = a % 97 - 40
+    return (torch.pow(a, e), torch.pow(small.int(), e), torch.gcd(small, e), torch.lcm(small, e + 1), torch.gcd(a, small),
+            torch.pow(small[:1], e[:, :1]))
+
+
+def _integer_loop_inputs(n: int) -> tuple:
+    a = randint(n, -(2 ** 62), 2 ** 62, n, 6)
+    e = randint(n, -4, 70, n, 6, salt=1)
+    a[0, :4] = torch.tensor([1, -1, 0, -1])
+    e[0, :4] = torch.tensor([-3, -3, 0, -4])
+    return a, e
+
+
+add(Case("integer_loops", _fn(_integer_loops), _integer_loop_inputs))
+
+
 def _frexp(x, h):
     m, e = torch.frexp(x)
     return m, e, torch.frexp(x.double()), torch.frexp(h), torch.frexp(h.to(torch.bfloat16)), m * 2.0 ** e
