@@ -52,6 +52,7 @@ from typing import Callable
 from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, math, scf, tensor
 
+from mlir_sym.passes import _special_math as special
 from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
@@ -59,7 +60,8 @@ from mlir_sym.passes.registry import SymPass, register
 OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter", "torch.aten.bitwise_or.Scalar",
                   "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor",
                   "torch.aten.copysign.Scalar", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.gcd",
-                  "torch.aten.lcm")
+                  "torch.aten.lcm", "torch.aten.i0", "torch.aten.special_i0e", "torch.aten.special_i1",
+                  "torch.aten.special_i1e", "torch.aten.special_ndtri")
 
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 _ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
@@ -365,7 +367,12 @@ _BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
     "torch.aten.__lshift__.Tensor": _shift(True), "torch.aten.__rshift__.Tensor": _shift(False),
     "torch.aten.gcd": _gcd, "torch.aten.lcm": _lcm, "torch.aten.pow.Tensor_Tensor": _int_pow,
 }
-_FLOAT_ONLY = ("torch.aten.erfc", "torch.aten.erfinv", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.hypot", "torch.aten.nextafter",
+_SPECIAL = {"torch.aten.i0": special.bessel_body(0, False), "torch.aten.special_i0e": special.bessel_body(0, True),
+            "torch.aten.special_i1": special.bessel_body(1, False), "torch.aten.special_i1e": special.bessel_body(1, True),
+            "torch.aten.special_ndtri": special.ndtri_body}
+for _op, _body in _SPECIAL.items():  # passes/_special_math.py
+    _BODIES[_op] = lambda args, out, _body=_body: _body(args, out, _convert, _compute_type)
+_FLOAT_ONLY = (*_SPECIAL, "torch.aten.erfc", "torch.aten.erfinv", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.hypot", "torch.aten.nextafter",
                "torch.aten.copysign.Tensor", "torch.aten.copysign.Scalar", "torch.aten.fmod.Scalar",
                "torch.aten.fmod.Tensor")
 _INT_ONLY = ("torch.aten.bitwise_or.Scalar", "torch.aten.bitwise_xor.Scalar", "torch.aten.__lshift__.Tensor",

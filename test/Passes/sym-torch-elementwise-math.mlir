@@ -200,3 +200,33 @@ func.func @integer_loops(%a: !torch.vtensor<[?],si64>, %b: !torch.vtensor<[?],si
   %3 = torch.aten.pow.Tensor_Tensor %x, %x : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32> -> !torch.vtensor<[?],f32>
   return %0, %1, %2, %3 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],f32>
 }
+
+// -----
+
+// Modified Bessel functions and ndtri (passes/_special_math.py): both Chebyshev branches selected at
+// |x| <= 8; i1 takes x's sign; ndtri's tails through float64 log and sqrt, 0 and 1 mapped to -inf /
+// inf and values outside [0, 1] to NaN.
+// CHECK-LABEL: func.func @special_functions
+// CHECK:       linalg.generic
+// CHECK:         math.absf
+// CHECK:         math.exp
+// CHECK:         math.sqrt
+// CHECK:         arith.cmpf ole, %{{.*}}, %cst{{.*}} : f32
+// CHECK:       linalg.generic
+// CHECK-NOT:     math.exp
+// CHECK:         arith.cmpf olt
+// CHECK:         arith.negf
+// CHECK:       linalg.generic
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.log %{{.*}} : f64
+// CHECK:         math.sqrt %{{.*}} : f64
+// CHECK:         arith.constant 0x7F800000 : f32
+// CHECK:         arith.constant 0xFF800000 : f32
+// CHECK:         arith.constant 0x7FC00000 : f32
+// CHECK-NOT:   torch.operator
+func.func @special_functions(%x: !torch.vtensor<[?],f32>) -> (!torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>) {
+  %0 = torch.operator "torch.aten.i0"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  %1 = torch.operator "torch.aten.special_i1e"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  %2 = torch.operator "torch.aten.special_ndtri"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  return %0, %1, %2 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>
+}

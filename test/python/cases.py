@@ -658,6 +658,29 @@ def _gamma_inputs(n: int) -> tuple:
 
 
 add(Case("gamma_functions", _fn(_gamma_functions), _gamma_inputs, equal_nan=True, atol=1e-6, rtol=1e-6))
+
+
+# Modified Bessel functions (i0, i0e, i1, i1e: Cephes' Chebyshev series as eager's CPU kernels, the
+# float32 tables for i1 / i1e) and ndtri (its tails in float64), float32, float64 and bf16
+# (passes/_special_math.py); edges: +-0, +-8 (the series' boundary), NaN, overflow, y = 0, 1, out of range.
+def _bessel_ndtri(x, y):
+    S = torch.special
+    xd = x.double()
+    return (torch.i0(x), S.i0e(x), S.i1(x), S.i1e(x), S.ndtri(y), torch.i0(xd), S.i1e(xd), S.ndtri(y.double()),
+            torch.i0((x.abs() * 3).int()))
+
+
+def _bessel_inputs(n: int) -> tuple:
+    x = randn(n, n, 6) * 6
+    x[0, :6] = torch.tensor([0.0, -0.0, 8.0, -8.0, float("nan"), 700.0])
+    y = (randn(n, n, 6, salt=1).abs() / 4).clamp(max=1.0)
+    y[0, :6] = torch.tensor([0.0, 1.0, -0.1, 1.1, 1e-20, 1 - 1e-7])
+    return x, y
+
+
+add(Case("bessel_ndtri", _fn(_bessel_ndtri), _bessel_inputs, equal_nan=True, atol=0, rtol=2e-6))
+add(Case("bf16_bessel", _fn(lambda x: (torch.i0(x), torch.special.i1(x), torch.special.i1e(x))),
+         lambda n: (_bessel_inputs(n)[0].to(torch.bfloat16),), equal_nan=True, tags=("bf16",)))
 add(Case("special_elementwise", _fn(_special_elementwise), _special_inputs, equal_nan=True, atol=0, rtol=2e-7))
 add(Case("bf16_special_elementwise", _fn(_special_half),
          lambda n: tuple(t.to(torch.bfloat16) for t in _special_inputs(n)), equal_nan=True, tags=("bf16",)))

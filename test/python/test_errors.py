@@ -28,9 +28,9 @@ def _line_of(fn, text: str) -> int:
 # Unsupported ops: the message names the op and the user's source line
 
 
-def i1_fn(x):
+def zeta_fn(x):
     y = x.abs() + 1
-    return torch.special.i1(y) * 2  # torch-mlir imports aten.special_i1 as an opaque torch.operator
+    return torch.special.zeta(y, 2.0) * 2  # torch-mlir imports aten.special_zeta as an opaque torch.operator
 
 
 def view_dtype_fn(x):
@@ -44,7 +44,7 @@ def roll_fn(x):
 
 
 @pytest.mark.parametrize("fn, op, marker", [
-    (i1_fn, "aten.special_i1", "torch.special.i1(y)"),
+    (zeta_fn, "aten.special_zeta.other_scalar", "torch.special.zeta(y, 2.0)"),
     (view_dtype_fn, "aten.view.dtype", "y.view(torch.bfloat16)"),
     (roll_fn, "aten.roll", "torch.roll(y, 1)"),
 ], ids=["opaque-op", "not-legalizable", "rejected-by-its-pattern"])
@@ -74,15 +74,15 @@ def test_unsupported_op_without_user_frame_names_module():
 
 def test_fallback_to_eager_runs_graph_and_warns(mlir_sym_logs):
     backend.config.fallback_to_eager = True
-    compiled = torch.compile(i1_fn, backend="mlir_sym", dynamic=True)
+    compiled = torch.compile(zeta_fn, backend="mlir_sym", dynamic=True)
     for n in (4, 9):
         x = torch.randn(n, 5)
-        torch.testing.assert_close(compiled(x), i1_fn(x))
+        torch.testing.assert_close(compiled(x), zeta_fn(x))
     assert backend.stats.fallbacks == 1 and backend.stats.compiles == 0
     warnings = [r for r in mlir_sym_logs.records if r.levelno == logging.WARNING and r.name.startswith("mlir_sym")]
     assert len(warnings) == 1
     text = warnings[0].getMessage()
-    assert "eagerly" in text and "aten.special_i1" in text and f"line {_line_of(i1_fn, 'torch.special.i1(y)')}" in text
+    assert "eagerly" in text and "aten.special_zeta" in text and f"line {_line_of(zeta_fn, 'torch.special.zeta(y, 2.0)')}" in text
 
 
 def test_fallback_is_off_by_default():
