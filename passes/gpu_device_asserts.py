@@ -30,6 +30,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import cf
 
+from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.defer_nested_asserts import MARKER as _NESTED_ASSERT_MARKER
 from mlir_sym.passes.registry import SymPass, register
 
@@ -45,19 +46,8 @@ class GpuDeviceAsserts(SymPass):
             m = child.operation
             if m.name != "gpu.module":
                 continue
-            calls: list[ir.Operation] = []
-
-            def walk(o: ir.Operation) -> None:
-                for region in o.regions:
-                    for block in region.blocks:
-                        for c in block.operations:
-                            c = c.operation
-                            if c.name == "func.call" and ir.FlatSymbolRefAttr(c.attributes["callee"]).value == _NESTED_ASSERT_MARKER:
-                                calls.append(c)
-                            else:
-                                walk(c)
-
-            walk(m)
+            calls = [c for c in ops_named(m, {"func.call"})
+                     if ir.FlatSymbolRefAttr(c.attributes["callee"]).value == _NESTED_ASSERT_MARKER]
             for c in calls:
                 msg = ir.StringAttr(c.attributes["sym.assert_msg"]).value if "sym.assert_msg" in c.attributes else "check failed"
                 with ir.InsertionPoint(c), c.location:

@@ -23,7 +23,7 @@ import struct
 from torch_mlir import ir
 from torch_mlir.dialects import arith
 
-from mlir_sym.passes._compute_common import constant_value, defining_op
+from mlir_sym.passes._compute_common import constant_value, defining_op, enclosing, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 _NORMAL_MIN = {"f32": 2.0 ** -126, "f64": 2.0 ** -1022, "f16": 2.0 ** -14, "bf16": 2.0 ** -126}
@@ -82,18 +82,8 @@ class GpuDivByConstant(SymPass):
     name = "sym-gpu-div-by-constant"
 
     def run(self, op: ir.Operation) -> None:
-        found: list[ir.Operation] = []
-
-        def walk(o: ir.Operation, in_gpu: bool) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if in_gpu and c.name == "arith.divf":
-                            found.append(c)
-                        walk(c, in_gpu or c.name == "gpu.module")
-
-        walk(op, op.name == "gpu.module")
+        found = [c for c in ops_named(op, {"arith.divf"})
+                 if op.name == "gpu.module" or enclosing(c, ("gpu.module",))]
         for c in found:
             t = str(c.results[0].type)
             d = float_value(c.operands[1])

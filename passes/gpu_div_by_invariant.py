@@ -29,7 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith
 
-from mlir_sym.passes._compute_common import defining_op
+from mlir_sym.passes._compute_common import defining_op, enclosing, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 _LOOPS = ("scf.for", "scf.while", "scf.parallel")
@@ -64,16 +64,10 @@ class GpuDivByInvariant(SymPass):
     def run(self, op: ir.Operation) -> None:
         found: list[tuple[ir.Operation, list[ir.Operation]]] = []  # division, enclosing loops (innermost first)
 
-        def walk(o: ir.Operation, in_gpu: bool, loops: list[ir.Operation]) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if in_gpu and c.name == "arith.divf":
-                            found.append((c, list(reversed(loops))))
-                        walk(c, in_gpu or c.name == "gpu.module", loops + [c] if c.name in _LOOPS else loops)
-
-        walk(op, op.name == "gpu.module", [])
+        for c in ops_named(op, {"arith.divf"}):
+            outer = enclosing(c, ("gpu.module",) + tuple(_LOOPS))
+            if op.name == "gpu.module" or any(o.name == "gpu.module" for o in outer):
+                found.append((c, [o for o in outer if o.name in _LOOPS]))
         reciprocals: dict[tuple, ir.Value] = {}
         by_block: dict[tuple, list[ir.Operation]] = {}
         for div, loops in found:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import memref
 
-from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, walk_ops
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, use_owner
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 _VIEW_OPS = MEMREF_VIEW_OPS
@@ -50,30 +50,24 @@ def _dynamic_offset_type(t: ir.Type) -> ir.Type | None:
                              mt.memory_space)
 
 
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    op = op.operation
-    while op is not None:
-        if op == ancestor:
-            return True
+def _launch_of(op: ir.Operation) -> ir.Operation | None:
+    """The gpu.launch `op` is nested in (None on the host)."""
+    op = op.parent
+    while op is not None and op.name not in ("gpu.launch", "func.func", "builtin.module"):
         op = op.parent
-    return False
+    return op if op is not None and op.name == "gpu.launch" else None
 
 
-def _defined_inside(v: ir.Value, launch: ir.Operation) -> bool:
-    owner = v.owner
-    if isinstance(owner, ir.Block):  # a block argument: of the launch or of an op in it
-        return _inside(owner.owner, launch)
-    return owner.operation != launch and _inside(owner, launch)
-
-
-def _outside_values(launch: ir.Operation) -> list[ir.Value]:
-    """Values used in the launch body and defined outside it, in first-use order."""
-    found: list[ir.Value] = []
-    for c in walk_ops(launch):
-        for v in c.operands:
-            if not _defined_inside(v, launch) and v not in found:
-                found.append(v)
-    return found
+def _host_values(op: ir.Operation):
+    """Results and block arguments defined on the host (outside gpu.launch bodies), in order."""
+    for region in op.regions:
+        for block in region.blocks:
+            yield from block.arguments
+            for child in block.operations:
+                c = child.operation
+                yield from c.results
+                if c.name != "gpu.launch":
+                    yield from _host_values(c)
 
 
 @register
@@ -83,22 +77,25 @@ class GpuDynamicOffsets(SymPass):
     name = "sym-gpu-dynamic-offsets"
 
     def run(self, op: ir.Operation) -> None:
-        launches = [o for o in walk_ops(op) if o.name == "gpu.launch"]
-        for launch in launches:
-            for v in _outside_values(launch):
-                new_type = _dynamic_offset_type(v.type)
-                if new_type is None:
-                    continue
-                users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
-                for u in users:
-                    if _inside(u, launch) and u.name in _VIEW_OPS:
-                        # the view's type would keep the static offset (and verification fails on
-                        # the cast): nothing makes such IR today, so say so rather than guess
+        # only the host's values of such types (a few views) are looked at, not every operand of
+        # every launch (tens of thousands in a model)
+        for v in list(_host_values(op)):
+            new_type = _dynamic_offset_type(v.type)
+            if new_type is None:
+                continue
+            by_launch: dict = {}
+            for use in list(v.uses):
+                launch = _launch_of(use_owner(use))
+                if launch is not None:
+                    by_launch.setdefault(launch, []).append(use)
+            for launch, uses in by_launch.items():
+                for use in uses:
+                    u = use_owner(use)
+                    if u.name in _VIEW_OPS:
                         raise located_error(u, f"{self.name}: a view ({u.name}) inside a gpu.launch of a buffer "
                                                "with a static offset is not supported")
                 with ir.InsertionPoint(launch), launch.location:
                     cast = memref.CastOp(new_type, v).result
-                for use in list(v.uses):
-                    if _inside(use.owner, launch):
-                        use.owner.operands[use.operand_number] = cast
+                for use in uses:
+                    use.owner.operands[use.operand_number] = cast
                 self.bump("operands-cast")

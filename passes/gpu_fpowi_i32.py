@@ -21,6 +21,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith
 from torch_mlir.dialects import math as math_d
 
+from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -31,18 +32,7 @@ class GpuFPowI32(SymPass):
     name = "sym-gpu-fpowi-i32"
 
     def run(self, op: ir.Operation) -> None:
-        found: list[ir.Operation] = []
-
-        def walk(o: ir.Operation) -> None:
-            for region in o.regions:
-                for block in region.blocks:
-                    for c in block.operations:
-                        c = c.operation
-                        if c.name == "math.fpowi" and str(c.operands[1].type) != "i32":
-                            found.append(c)
-                        walk(c)
-
-        walk(op)
+        found = [c for c in ops_named(op, {"math.fpowi"}) if str(c.operands[1].type) != "i32"]
         i32 = ir.IntegerType.get_signless(32)
         for c in found:
             with ir.InsertionPoint(c), c.location:
