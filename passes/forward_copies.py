@@ -152,11 +152,9 @@ class ForwardCopies(SymPass):
             b_alloc.move_before(a_alloc)
         if reshape is not None:
             b = _reverse_reshape(reshape, a_alloc, b)
-            reshape_of_a = reshape
-            copy.erase()
-            reshape_of_a.erase()
-        else:
-            copy.erase()
+        copy.erase()
+        if reshape is not None:
+            reshape.erase()
         a.replace_all_uses_with(b)
         a_alloc.erase()
         return True

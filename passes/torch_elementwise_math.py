@@ -30,6 +30,8 @@ Bodies compute what eager does:
   lcm(a, b)        not an unrolled chain); lcm = |a / gcd * b|, 0 when the gcd is 0
   a ** b (ints)    pow by squaring in an scf.while (products wrap as eager's do); a negative
                    exponent gives 1 for a base of 1, +-1 for -1, else 0 (ATen's powi)
+  i0, i0e, i1,     eager's Cephes algorithms (passes/_special_math.py): Chebyshev series, rational
+  i1e, ndtri       approximations, both branches computed and one selected
 Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
 Operands broadcast as aten's rules say (a dim of static size 1 against a larger one; ranks aligned
 right); other element types are converted to the result's as eager promotes. Scalar operands

@@ -257,10 +257,7 @@ def _layout(x: Any, dtype: str) -> tuple:
     if type(x) is not tuple:
         return x.data_ptr(), tuple(x.shape), x.stride()
     r = (len(x) - 3) // 2
-    return x[1] + x[2] * _ITEMSIZE[dtype], x[3:3 + r], x[3 + r:]
-
-
-_ITEMSIZE = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
+    return x[1] + x[2] * _ITEM[dtype], x[3:3 + r], x[3 + r:]
 
 
 def wrap(desc: tuple, dtype: str) -> torch.Tensor:
