@@ -22,6 +22,12 @@ eager's semantics, under symbolic sizes:
   frexp                     by the bits: the exponent field less the bias, the mantissa's exponent
                             set to -1; subnormals scaled by 2^64 first; 0, inf and NaN give (x, 0)
                             as C's frexp; half types through float32 (exact)
+  histc                     eager's linear binning: bin (x - lo) * bins / (hi - lo) truncated, x == hi
+                            in the last bin, values outside [lo, hi] (and NaN) not counted; lo, hi
+                            the data's min and max when both bounds are equal (widened by 1 each way
+                            when those are equal too; a non-finite range fails as eager's does);
+                            counts added by an index_put with accumulate
+                            (a scatter: atomic adds on the GPU)
 """
 from __future__ import annotations
 
@@ -154,3 +160,25 @@ def frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     m = ((bits & ~((2 * bias + 1) << bits_m)) | ((bias - 1) << bits_m)).view(x.dtype)
     special = (x == 0) | ~torch.isfinite(x)
     return torch.where(special, x, m), torch.where(special, 0, e).to(torch.int32)
+
+
+@_register(aten.histc.default)
+def histc(x: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> torch.Tensor:  # noqa: A002 - aten's names
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for dimension 0")
+    if max < min:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    flat = x.reshape(-1)
+    if min == max:  # the data's range, widened when it is one value
+        lo, hi = flat.min(), flat.max()
+        torch._assert_async(torch.isfinite(lo) & torch.isfinite(hi), "torch.histc: range of the input is not finite")
+        same = lo == hi
+        lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
+    else:
+        lo = torch.scalar_tensor(min, dtype=x.dtype, device=x.device)
+        hi = torch.scalar_tensor(max, dtype=x.dtype, device=x.device)
+    keep = (flat >= lo) & (flat <= hi)
+    pos = ((flat - lo) * bins / (hi - lo)).to(torch.int64)
+    pos = torch.where(keep, torch.clamp(pos, 0, bins - 1), 0)
+    counts = torch.zeros(bins, dtype=x.dtype, device=x.device)
+    return counts.index_put((pos,), keep.to(x.dtype), accumulate=True)

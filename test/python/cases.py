@@ -817,6 +817,22 @@ def _frexp_inputs(n: int) -> tuple:
     return x, h
 
 add(Case("frexp", _fn(_frexp), _frexp_inputs, equal_nan=True, tags=("bf16",)))
+
+
+# histc (decompositions.py): eager's linear binning with given bounds, the data's range, one value
+# (widened by 1), float64; values on the upper bound in the last bin, outside and NaN not counted.
+def _histc(x, y):
+    return (torch.histc(x, 10, -1, 3), torch.histc(y), torch.histc(x, 7, 0, 1), torch.histc(x.double(), 5, -2.5, 2.5),
+            torch.histc(y * 0 + 2, 4))
+
+
+def _histc_inputs(n: int) -> tuple:
+    x = randn(n, n, n + 2) * 2
+    x[0, :3] = torch.tensor([3.0, -1.0, float("nan")])
+    return x, randn(n, n, 4, salt=1)
+
+
+add(Case("histc", _fn(_histc), _histc_inputs))
 add(Case("cdist", _fn(_cdists), lambda n: (randn(n, 2, n, 5), randn(n, 2, n + 3, 5, salt=1)), atol=1e-5, rtol=1e-5))
 
 

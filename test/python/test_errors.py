@@ -139,6 +139,23 @@ def test_assert_async_raises_like_eager(emulate_gpu, monkeypatch):
 
 
 @pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+def test_histc_of_a_non_finite_range_raises_like_eager(emulate_gpu, monkeypatch):
+    """torch.histc with the data's range (min == max == 0): an inf or NaN in the data makes the range
+    non-finite, which eager rejects; the decomposition checks it at run time instead of counting."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    compiled = torch.compile(lambda x: torch.histc(x, 5), backend="mlir_sym", dynamic=True)
+    x = torch.randn(20)
+    torch.testing.assert_close(compiled(x), torch.histc(x, 5))
+    bad = torch.randn(30)
+    bad[3] = float("inf")
+    with pytest.raises(RuntimeError, match="not finite"):
+        torch.histc(bad, 5)
+    with pytest.raises(RuntimeError, match="not finite"):
+        compiled(bad)
+    assert backend.stats.compiles == 1
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
 @pytest.mark.parametrize("op", ["trunc", "floor", "remainder", "fmod"])
 def test_integer_division_by_zero_raises_like_eager(op, emulate_gpu, monkeypatch):
     """An integer division by a zero element raises ZeroDivisionError as eager does; it killed the
