@@ -1,4 +1,4 @@
-// RUN: symopt %s --split-input-file --sym-gpu-dynamic-offsets | filecheck %s
+// RUN: symopt %s --split-input-file --verify-diagnostics --sym-gpu-dynamic-offsets | filecheck %s
 
 // The GPU runtime passes every view with its offset in the pointer (offset field 0); a launch
 // reading a static nonzero offset gets the value cast to `offset: ?` (x.split at batch 1 read the
@@ -56,6 +56,25 @@ func.func @unchanged_and_two_launches(%a: memref<?x192xf32>, %k: index, %out: me
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     %w = memref.load %r[%c1] : memref<64xf32, strided<[1], offset: 128>>
     memref.store %w, %out[%c1] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A view made inside a launch of such a buffer would keep the static offset in its own type: the pass
+// reports it at the view.
+func.func @view_inside_launch(%a: memref<?x192xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x192xf32>
+  %r = memref.subview %a[0, 128] [1, 64] [1, 1] : memref<?x192xf32> to memref<64xf32, strided<[1], offset: 128>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{a view (memref.subview) inside a gpu.launch of a buffer with a static offset is not supported}}
+    %s = memref.subview %r[8] [8] [1] : memref<64xf32, strided<[1], offset: 128>> to memref<8xf32, strided<[1], offset: 136>>
+    %w = memref.load %s[%c0] : memref<8xf32, strided<[1], offset: 136>>
+    memref.store %w, %out[%c0] : memref<64xf32>
     gpu.terminator
   }
   return
