@@ -111,6 +111,26 @@ def indexing_maps(g: ir.Operation) -> list[ir.AffineMap]:
     return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
+# A producer copied into each of its consumers (sym-duplicate-elementwise, sym-fuse-elementwise-chains)
+# makes each copy load the tensors the producer reads. Materialized, it costs one write and a read per
+# consumer; copied into two consumers, 2k loads for k tensors read: copies pay up to k = 2. Past that
+# a chain of copies grows with every link (GPT-2's residual stream: each layer norm recomputed the sum
+# of every earlier layer's outputs, 2k + 1 loads and 2 more kernel arguments per layer).
+MAX_COPIED_READS = 2
+
+
+def full_reads(g: ir.Operation) -> list[ir.Value]:
+    """The inputs a linalg.generic reads at every point of its iteration space (through a permutation
+    of all its loops): one load per element, unlike a broadcast (a bias, a row's max), which caches."""
+    maps = indexing_maps(g)
+    n_in = len(g.operands) - len(g.results)
+    out = []
+    for v, m in zip(list(g.operands)[:n_in], maps):
+        if m.n_symbols == 0 and m.is_permutation and v not in out:
+            out.append(v)
+    return out
+
+
 def dim_or_zero(e) -> bool:
     """Whether an affine expression is a loop dim or the constant 0 (a broadcast unit dim)."""
     return isinstance(e, ir.AffineDimExpr) or (isinstance(e, ir.AffineConstantExpr) and e.value == 0)

@@ -8,7 +8,11 @@ consumer. Softmax's exp(x - max) feeds both the sum and the division: without th
 Only producers with one ranked-tensor result, all-parallel iterators and a body of at most
 12 ops without calls (a gather's bounds checks are calls, see sym-defer-nested-asserts) are copied,
 and only when every user is a linalg.generic in the same block taking it as an
-input (`ins`, not `outs`).
+input (`ins`, not `outs`), and the copy, with the producers fusion puts into it, loads at most
+`MAX_COPIED_READS` (2) tensors at every element (broadcasts aside). A chain of copies otherwise grows
+with each link: GPT-2's residual stream `h[k] = h[k-1] + out[k]`, copied into each layer norm,
+made the last layer norm's kernel load every layer's output; now every other `h[k]` is written
+once, by its own loop, which sym-gpu-map-parallel runs in the layer norm's launch (a row group).
 
 Before:
   %e = linalg.generic {iterator_types = ["parallel"]} ins(%x) outs(%i0) { exp }
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
+from mlir_sym.passes._compute_common import MAX_COPIED_READS, defining_op, full_reads
 from mlir_sym.passes.registry import SymPass, register
 
 _MAX_DUPLICATED_BODY = 12
@@ -40,9 +45,13 @@ class DuplicateElementwise(SymPass):
             if fn.operation.name != "func.func" or len(fn.operation.regions[0].blocks) == 0:
                 continue
             for block in fn.operation.regions[0].blocks:
+                reads = self._reads(block)
                 for child in reversed(list(block.operations)):
                     o = child.operation
                     if not self._candidate(o):
+                        continue
+                    if len(reads[o.results[0]]) > MAX_COPIED_READS:
+                        self.bump("producers-kept-for-reads")
                         continue
                     uses = [(u.owner, u.operand_number) for u in o.results[0].uses]
                     for owner, num in uses[1:]:
@@ -52,24 +61,54 @@ class DuplicateElementwise(SymPass):
                         owner.operands[num] = c.results[0]
                         self.bump("producers-duplicated")
 
+    @classmethod
+    def _reads(cls, block: ir.Block) -> dict:
+        """For each copyable producer's result: the tensors it loads at every element once fusion has
+        put into it the producers it will hold (single-use ones, and multi-use ones that are copied)."""
+        reads: dict = {}
+        for child in block.operations:
+            o = child.operation
+            if not cls._elementwise(o):
+                continue
+            mine: list = []
+            for v in full_reads(o):
+                q = defining_op(v)
+                inner = reads.get(v) if q is not None else None
+                inlined = inner is not None and cls._fusable_uses(q) and (len(list(v.uses)) == 1 or (
+                    cls._copyable(q) and len(inner) <= MAX_COPIED_READS))
+                for r in (inner if inlined else [v]):
+                    if r not in mine:
+                        mine.append(r)
+            reads[o.results[0]] = mine
+        return reads
+
+    @classmethod
+    def _candidate(cls, o: ir.Operation) -> bool:
+        return cls._copyable(o) and len(list(o.results[0].uses)) >= 2 and cls._fusable_uses(o)
+
     @staticmethod
-    def _candidate(o: ir.Operation) -> bool:
+    def _elementwise(o: ir.Operation) -> bool:
         if o.name != "linalg.generic" or len(o.results) != 1:
             return False
         if not isinstance(o.results[0].type, ir.RankedTensorType):
             return False
-        its = [str(a) for a in ir.ArrayAttr(o.attributes["iterator_types"])]
-        if not all("parallel" in a for a in its):
+        return all("parallel" in str(a) for a in ir.ArrayAttr(o.attributes["iterator_types"]))
+
+    @classmethod
+    def _copyable(cls, o: ir.Operation) -> bool:
+        if not cls._elementwise(o):
             return False
         if len(o.regions[0].blocks[0].operations) > _MAX_DUPLICATED_BODY:
             return False
         if any(b.operation.name == "func.call" for b in o.regions[0].blocks[0].operations):
             return False  # a checked gather (its bounds asserts): a copy would check again, and the
             # original, kept for its side effect, would still run as a kernel of its own
-        uses = list(o.results[0].uses)
-        if len(uses) < 2:
-            return False
-        for u in uses:
+        return True
+
+    @staticmethod
+    def _fusable_uses(o: ir.Operation) -> bool:
+        """Whether every use of `o` is an input of a linalg.generic in its block."""
+        for u in o.results[0].uses:
             owner = u.owner.operation if hasattr(u.owner, "operation") else u.owner
             if owner.name != "linalg.generic" or owner.block != o.block:
                 return False

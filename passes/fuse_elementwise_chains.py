@@ -27,7 +27,8 @@ A producer P is fused into a consumer C when:
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
     P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
-    12 ops without calls, as sym-duplicate-elementwise copies);
+    12 ops without calls, loading at most 2 tensors at every element, as sym-duplicate-elementwise
+    copies);
   - the bodies have no ops with regions.
 The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
 the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
@@ -46,8 +47,8 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith
 
-from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, defining_op, indexing_maps, new_generic,
-                                              use_owner)
+from mlir_sym.passes._compute_common import (MAX_COPIED_READS, clone_remapped, compute_funcs, defining_op,
+                                              full_reads, indexing_maps, new_generic, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -214,9 +215,11 @@ class FuseElementwiseChains(SymPass):
                 return False
             others += owner != c
         # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer); not a
-        # checked gather's (its bounds asserts are calls: every copy would check, and load, again)
+        # checked gather's (its bounds asserts are calls: every copy would check, and load, again),
+        # nor one loading more tensors than writing P once costs (MAX_COPIED_READS)
         return others == 0 or (len(list(body.operations)) <= _MAX_COPIED_BODY
-                               and not any(o.operation.name == "func.call" for o in body.operations))
+                               and not any(o.operation.name == "func.call" for o in body.operations)
+                               and len(full_reads(p)) <= MAX_COPIED_READS)
 
     @staticmethod
     def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap],

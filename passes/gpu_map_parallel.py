@@ -209,8 +209,10 @@ class GpuMapParallel(SymPass):
         def from_device(o: ir.Operation) -> bool:
             return any(any(v == d for d in device_values) for v in o.operands)
 
+        lead = False  # group[0] is an elementwise nest that joined the rows of the loops after it
+
         def flush_group() -> None:
-            nonlocal group, rows
+            nonlocal group, rows, lead
             if group:
                 columns = self.columns and any(m is not None and _column_reduction_ok(m)
                                                for m in map(_match_reduction, group))
@@ -221,13 +223,20 @@ class GpuMapParallel(SymPass):
                 k = len(group) if self.fuse_rows and not columns else 0
                 while k >= 2 and not _row_group_ok(group[:k], rows):
                     k -= 1
+                if lead and k < 3:  # the leading nest does not fit: it runs alone, the rest as a group
+                    self._map_loops(group[:1], bs)
+                    group, lead = group[1:], False
+                    flush_group()
+                    return
                 if k >= 2 and self._row_group(group[:k], rows):
+                    if lead:
+                        self.bump("row-groups-led-by-elementwise")
                     if k < len(group):
                         self.bump("row-groups-cut")
                         self._map_loops(group[k:], bs)
                 else:
                     self._map_loops(group, bs)
-            group, rows = [], []
+            group, rows, lead = [], [], False
 
         for child in list(block.operations):
             o = child.operation
@@ -247,8 +256,16 @@ class GpuMapParallel(SymPass):
                 m = _match_reduction(o)
                 carried = group.pop() if group and m is not None and _fill_value(
                     group[-1], m.store.operands[1]) is not None else None  # still folds into `o`
+                # a lone elementwise nest over these rows (and more dims) right before the first
+                # loop of a group: it runs in the group's launch, first (a residual sum that a layer
+                # norm reduces: written once, its row then read again from L1/L2 or registers)
+                new_rows = _row_trips(o)
+                led = (self.fuse_rows and new_rows and len(group) == 1 and not rows and carried is None
+                       and _fill_value(group[0], None) is None and _joins_rows(group[0], new_rows))
+                leader = group.pop() if led else None
                 flush_group()
-                group, rows = ([carried] if carried is not None else []) + [o], _row_trips(o)
+                group, rows = ([leader] if led else []) + ([carried] if carried is not None else []) + [o], new_rows
+                lead = bool(led)
             elif _is_nested_assert(o):  # a check of device values (a one-element gather's index): device work
                 flush_group()
                 run.append(o)
@@ -1929,6 +1946,8 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,
 
                 def emit(vec=vec, mem=mem, idxs=idxs, align=W * _ITEMSIZE[str(et)]):
                     vector.StoreOp(vec, mem, idxs, alignment=align)
+                if regs is not None:
+                    regs.stored(mem, idxs, vec)
                 if stores is None:
                     emit()
                 else:
@@ -1942,7 +1961,9 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,
 class _RowRegisters:
     """A row group's row held in registers: thread `tx` holds the vectors at `tx*W + s*bdim*W` for
     s < slots (`slots`: (in the row, the position or 0 when not)), and the vector loads made so far
-    of buffers the group does not write (`load` / `remember`), reused by later loops."""
+    of buffers the group does not write (`load` / `remember`), reused by later loops, and the last
+    vectors a loop stored (`stored`): a later loop reading them back at the same place takes the
+    value (a residual sum written by the group's first loop, then reduced by a layer norm)."""
 
     def __init__(self, width: int, nslots: int, n: ir.Value, tx: ir.Value, bdim: ir.Value,
                  loops: list[ir.Operation]) -> None:
@@ -1960,16 +1981,31 @@ class _RowRegisters:
         self.written = [_root(mem) for o in loops for op, mem, _ in _accesses(o)
                         if op.name == "memref.store" and mem is not None]
         self.loads: dict = {}
+        self.stores: dict = {}  # key -> (root buffer, the vector last stored there)
+
+    @staticmethod
+    def _place(mem: ir.Value, idxs: list) -> tuple:
+        mem, idxs = _unexpanded(mem, idxs)
+        return (mem, *(_const(v) if _const(v) is not None else v for v in idxs))
 
     def _key(self, mem: ir.Value, idxs: list) -> tuple | None:
         if any(_root(mem) == w for w in self.written):
             return None
-        mem, idxs = _unexpanded(mem, idxs)
-        return (mem, *(_const(v) if _const(v) is not None else v for v in idxs))
+        return self._place(mem, idxs)
 
     def load(self, mem: ir.Value, idxs: list) -> "ir.Value | None":
+        hit = self.stores.get(self._place(mem, idxs))
+        if hit is not None:
+            return hit[1]
         key = self._key(mem, idxs)
         return self.loads.get(key) if key is not None else None
+
+    def stored(self, mem: ir.Value, idxs: list, value: ir.Value) -> None:
+        """`value` is now at `mem[idxs]`: what was stored in its buffer through another view is
+        forgotten (it may name the same elements)."""
+        root, place = _root(mem), self._place(mem, idxs)
+        self.stores = {k: v for k, v in self.stores.items() if not (v[0] == root and not k[0] == place[0])}
+        self.stores[place] = (root, value)
 
     def remember(self, mem: ir.Value, idxs: list, value: ir.Value) -> None:
         key = self._key(mem, idxs)

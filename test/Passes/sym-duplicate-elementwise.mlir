@@ -227,3 +227,68 @@ func.func @no_rewrite_when_body_is_large(%x: tensor<?xf32>, %e: tensor<?xf32>) -
   } -> tensor<?xf32>
   return %a, %b : tensor<?xf32>, tensor<?xf32>
 }
+
+// -----
+
+// GPT-2's residual stream: h1 = x + a, h2 = h1 + b, h3 = h2 + c, each also read by a row sum (a
+// layer norm). h1 loads 2 tensors (x, a): copied. h2, with h1 fused in, would load 3 at every
+// element in each of its copies: kept, written once. h3 loads h2 and c: copied. Without the limit,
+// the last row sum would reload every tensor of the chain.
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// CHECK-LABEL: func.func @residual_stream
+// CHECK:       linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK:       linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK:       %[[H2:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %arg2 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK-NOT:   ins(%{{.*}}, %arg2 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK:       linalg.generic {{.*}} ins(%[[H2]], %arg3 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK:       linalg.generic {{.*}} ins(%[[H2]], %arg3 : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK-NOT:   ins(%[[H2]], %arg3
+func.func @residual_stream(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>,
+                           %e: tensor<?x?xf32>, %acc: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>) {
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %a : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s1 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h1 : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.addf %p, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %h2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h1, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h2 : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.addf %p, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %h3 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h2, %c : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %s3 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h3 : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.addf %p, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h3 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.mulf %p, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %s1, %s2, %s3, %y : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>
+}

@@ -364,3 +364,59 @@ func.func @broadcast_aranges(%x: tensor<?x?x?xf32>, %bias: tensor<?xf32>, %acc: 
   } -> tensor<?x?xf32>
   return %m : tensor<?x?xf32>
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// A residual sum of three tensors read by a row sum and by the next elementwise op: a copy in each
+// would load three tensors at every element, more than writing the sum once and reading it twice
+// costs; it stays. With one consumer it is fused (a copy is no extra load).
+// CHECK-LABEL: func.func @copies_loading_too_much
+// CHECK:         %[[H:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
+// CHECK:         linalg.generic {{.*}}"reduction"]} ins(%[[H]] :
+// CHECK:         linalg.generic {{.*}} ins(%[[H]] :
+// CHECK-LABEL: func.func @one_consumer_loading_three
+// CHECK:         linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1, %arg2 :
+// CHECK-NOT:     linalg.generic
+func.func @copies_loading_too_much(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>,
+                                   %e: tensor<?x?xf32>, %acc: tensor<?xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
+  %h = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %a, %b : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32, %out: f32):
+    %t = arith.addf %p, %q : f32
+    %u = arith.addf %t, %r : f32
+    linalg.yield %u : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.addf %p, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.mulf %p, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %s, %y : tensor<?xf32>, tensor<?x?xf32>
+}
+func.func @one_consumer_loading_three(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>,
+                                      %e: tensor<?x?xf32>, %acc: tensor<?xf32>) -> tensor<?xf32> {
+  %h = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %a, %b : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32, %out: f32):
+    %t = arith.addf %p, %q : f32
+    %u = arith.addf %t, %r : f32
+    linalg.yield %u : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.addf %p, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}

@@ -1627,3 +1627,120 @@ func.func @host_branches(%x: memref<?xf32>, %y: memref<?xf32>, %big: i1) -> i32 
   }
   return %ok : i32
 }
+
+// -----
+
+// An elementwise nest over the rows (and more dims) right before a row group leads it: GPT-2's
+// residual sum `h = x + y`, written once, then a layer norm's row sum and its use of the sum. One
+// launch, the nest first. With the row in registers, the later loops take the vectors the nest
+// stored (no load of %h) and the stores of %h happen once; in memory (MEM), the later loops re-read
+// %h after a barrier. With fuse-rows=0: a launch per nest.
+// REG-LABEL: func.func @elementwise_leads_rows
+// REG-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>, %[[H:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>)
+// REG:         gpu.launch
+// REG:           scf.if %{{.*}} {
+// REG-COUNT-4:     vector.load %[[X]]
+// REG-NOT:         vector.load %[[H]]
+// REG-COUNT-4:     vector.store %{{.*}}, %[[H]]
+// REG-NOT:         vector.load %[[H]]
+// REG:             gpu.all_reduce add
+// REG-NOT:         vector.load %[[H]]
+// REG-COUNT-4:     vector.store %{{.*}}, %[[OUT]]
+// REG:           } else {
+// REG:           gpu.terminator
+// REG-NOT:     gpu.launch
+// REG:         return
+// MEM-LABEL: func.func @elementwise_leads_rows
+// MEM-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>, %[[H:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>)
+// MEM:         gpu.launch
+// MEM:           memref.store %{{.*}}, %[[H]]
+// MEM:           gpu.barrier
+// MEM:           memref.load %[[H]]
+// MEM:           gpu.all_reduce add
+// MEM:           memref.load %[[H]]
+// MEM:           memref.store %{{.*}}, %[[OUT]]
+// MEM:           gpu.terminator
+// MEM-NOT:     gpu.launch
+// MEM:         return
+// ROWS0-LABEL: func.func @elementwise_leads_rows
+// ROWS0-COUNT-3: gpu.launch
+func.func @elementwise_leads_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %h: memref<?x?xf32>, %out: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %a = memref.load %x[%i, %j] : memref<?x?xf32>
+    %b = memref.load %y[%i, %j] : memref<?x?xf32>
+    %r = arith.addf %a, %b : f32
+    memref.store %r, %h[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  %s = memref.alloc(%m) : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %h[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %s[%i, %c0] : memref<?x1xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %s[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %h[%i, %j] : memref<?x?xf32>
+    %ss = memref.load %s[%i, %c0] : memref<?x1xf32>
+    %r = arith.subf %v, %ss : f32
+    memref.store %r, %out[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// An elementwise nest whose rows are not the group's (it reads %x at another row) runs alone.
+// CHECK-LABEL: func.func @elementwise_not_leading_rows
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @elementwise_not_leading_rows(%x: memref<?x?xf32>, %h: memref<?x?xf32>, %out: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %a = memref.load %x[%i, %j] : memref<?x?xf32>
+    %r = arith.addf %a, %a : f32
+    memref.store %r, %h[%j, %i] : memref<?x?xf32>
+    scf.reduce
+  }
+  %s = memref.alloc(%m) : memref<?x1xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i, %c0] : memref<?x1xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %h[%i, %j] : memref<?x?xf32>
+      %acc = memref.load %s[%i, %c0] : memref<?x1xf32>
+      %r = arith.addf %v, %acc : f32
+      memref.store %r, %s[%i, %c0] : memref<?x1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %h[%i, %j] : memref<?x?xf32>
+    %ss = memref.load %s[%i, %c0] : memref<?x1xf32>
+    %r = arith.subf %v, %ss : f32
+    memref.store %r, %out[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}

@@ -512,6 +512,28 @@ add(Case("transformer_block", _module(Block), lambda n: (randn(n, 2, n, 16),), b
          atol=1e-4, rtol=1e-4))
 add(Case("causal_attention_batch1", _module(CausalSelfAttention), lambda n: (randn(n, 1, n, 16),),
          atol=1e-4, rtol=1e-4))
+class _PreNormStream(nn.Module):
+    """GPT-2's residual stream: `h = h + f(ln(h))` over 5 layers, then a final norm. Each `h` feeds the
+    next sum and a layer norm; copied into both, the last norm would recompute every layer's sum
+    (sym-duplicate-elementwise keeps a copy to two loads a element, so every other `h` is written,
+    by the layer norm's launch on the GPU)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norms = nn.ModuleList(nn.LayerNorm(32) for _ in range(5))
+        self.lins = nn.ModuleList(nn.Linear(32, 32) for _ in range(5))
+        self.final = nn.LayerNorm(32)
+
+    def forward(self, x):
+        h = x
+        for norm, lin in zip(self.norms, self.lins):
+            h = h + lin(norm(h))
+        return self.final(h) * 2.0, h
+
+
+add(Case("pre_norm_residual_stream", _module(_PreNormStream), lambda n: (randn(n, 2, n, 32),), atol=1e-4, rtol=1e-4))
+add(Case("pre_norm_residual_stream_batch1", _module(_PreNormStream), lambda n: (randn(n, 1, n, 32),),
+         atol=1e-4, rtol=1e-4))
 add(Case("layernorm_batch1", _module(lambda: nn.LayerNorm(24)), lambda n: (randn(n, 1, n, 24),), atol=1e-5, rtol=1e-5))
 add(Case("split_slices_batch1", _fn(_split_slices), lambda n: (randn(n, 1, n, 12),)))
 add(Case("embedding", _module(Embed), lambda n: (randint(n, 0, 50, 2, n),), sizes=(3, 8, 17, 40)))
