@@ -9,7 +9,7 @@ Only producers with one ranked-tensor result, all-parallel iterators and a body 
 12 ops without calls (a gather's bounds checks are calls, see sym-defer-nested-asserts) are copied,
 and only when every user is a linalg.generic in the same block taking it as an
 input (`ins`, not `outs`), and the copy, with the producers fusion puts into it, loads at most
-`MAX_COPIED_READS` (2) tensors at every element (broadcasts aside). A chain of copies otherwise grows
+`max-reads` (2) tensors at every element (broadcasts aside). A chain of copies otherwise grows
 with each link: GPT-2's residual stream `h[k] = h[k-1] + out[k]`, copied into each layer norm,
 made the last layer norm's kernel load every layer's output; now every other `h[k]` is written
 once, by its own loop, which sym-gpu-map-parallel runs in the layer norm's launch (a row group).
@@ -39,18 +39,21 @@ class DuplicateElementwise(SymPass):
     """Copy a multi-use elementwise linalg.generic once per consumer, so elementwise fusion reaches them all."""
 
     name = "sym-duplicate-elementwise"
+    options = {"max-reads": int}
+    max_reads = MAX_COPIED_READS  # tensors a copy may load at every element (with what fusion puts in it)
 
     def run(self, op: ir.Operation) -> None:
         for fn in op.regions[0].blocks[0].operations:
             if fn.operation.name != "func.func" or len(fn.operation.regions[0].blocks) == 0:
                 continue
+            limit = getattr(self, "max-reads", self.max_reads)
             for block in fn.operation.regions[0].blocks:
-                reads = self._reads(block)
+                reads = self._reads(block, limit)
                 for child in reversed(list(block.operations)):
                     o = child.operation
                     if not self._candidate(o):
                         continue
-                    if len(reads[o.results[0]]) > MAX_COPIED_READS:
+                    if len(reads[o.results[0]]) > limit:
                         self.bump("producers-kept-for-reads")
                         continue
                     uses = [(u.owner, u.operand_number) for u in o.results[0].uses]
@@ -62,7 +65,7 @@ class DuplicateElementwise(SymPass):
                         self.bump("producers-duplicated")
 
     @classmethod
-    def _reads(cls, block: ir.Block) -> dict:
+    def _reads(cls, block: ir.Block, limit: int) -> dict:
         """For each copyable producer's result: the tensors it loads at every element once fusion has
         put into it the producers it will hold (single-use ones, and multi-use ones that are copied)."""
         reads: dict = {}
@@ -75,7 +78,7 @@ class DuplicateElementwise(SymPass):
                 q = defining_op(v)
                 inner = reads.get(v) if q is not None else None
                 inlined = inner is not None and cls._fusable_uses(q) and (len(list(v.uses)) == 1 or (
-                    cls._copyable(q) and len(inner) <= MAX_COPIED_READS))
+                    cls._copyable(q) and len(inner) <= limit))
                 for r in (inner if inlined else [v]):
                     if r not in mine:
                         mine.append(r)

@@ -27,8 +27,8 @@ A producer P is fused into a consumer C when:
     a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
     P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
-    12 ops without calls, loading at most 2 tensors at every element, as sym-duplicate-elementwise
-    copies);
+    12 ops without calls, loading at most `max-reads` (2) tensors at every element, as
+    sym-duplicate-elementwise copies);
   - the bodies have no ops with regions.
 The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
 the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
@@ -158,6 +158,8 @@ class FuseElementwiseChains(SymPass):
     """Fuse elementwise linalg.generics into their consumers (elementwise, or reductions but contractions) where upstream fusion did not."""
 
     name = "sym-fuse-elementwise-chains"
+    options = {"max-reads": int}
+    max_reads = MAX_COPIED_READS  # tensors a copy into one of several consumers may load at every element
 
     def run(self, op: ir.Operation) -> None:
         for fn in compute_funcs(op):
@@ -177,7 +179,7 @@ class FuseElementwiseChains(SymPass):
         n_in = _n_inputs(c)
         for i in range(n_in):
             p = defining_op(c.operands[i])
-            if p is None or p.block != c.block or not self._producer_ok(p, c):
+            if p is None or p.block != c.block or not self._producer_ok(p, c, getattr(self, "max-reads", self.max_reads)):
                 continue
             if not _reads_ok(cmaps[i], p):
                 continue
@@ -196,7 +198,7 @@ class FuseElementwiseChains(SymPass):
         return None
 
     @staticmethod
-    def _producer_ok(p: ir.Operation, c: ir.Operation) -> bool:
+    def _producer_ok(p: ir.Operation, c: ir.Operation, max_reads: int) -> bool:
         if not _elementwise(p) or len(p.results) != 1:
             return False
         pmaps = indexing_maps(p)
@@ -216,10 +218,10 @@ class FuseElementwiseChains(SymPass):
             others += owner != c
         # several consumers: each gets its own copy of P's body (cheap arithmetic, not a buffer); not a
         # checked gather's (its bounds asserts are calls: every copy would check, and load, again),
-        # nor one loading more tensors than writing P once costs (MAX_COPIED_READS)
+        # nor one loading more tensors than writing P once costs (max-reads)
         return others == 0 or (len(list(body.operations)) <= _MAX_COPIED_BODY
                                and not any(o.operation.name == "func.call" for o in body.operations)
-                               and len(full_reads(p)) <= MAX_COPIED_READS)
+                               and len(full_reads(p)) <= max_reads)
 
     @staticmethod
     def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap],

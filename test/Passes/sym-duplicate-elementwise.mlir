@@ -1,4 +1,5 @@
 // RUN: symopt %s --split-input-file --sym-duplicate-elementwise | filecheck %s
+// RUN: symopt %s --split-input-file --sym-duplicate-elementwise='max-reads=100' | filecheck %s --check-prefix=ALL
 
 // Runs on tensors before linalg-fuse-elementwise-ops (sym-lower-to-nvvm), which fuses single-use
 // producers only: every consumer of the producer must end up with a copy of its own.
@@ -245,6 +246,9 @@ func.func @no_rewrite_when_body_is_large(%x: tensor<?xf32>, %e: tensor<?xf32>) -
 // CHECK:       linalg.generic {{.*}} ins(%[[H2]], %arg3 : tensor<?x?xf32>, tensor<?x?xf32>)
 // CHECK:       linalg.generic {{.*}} ins(%[[H2]], %arg3 : tensor<?x?xf32>, tensor<?x?xf32>)
 // CHECK-NOT:   ins(%[[H2]], %arg3
+// With max-reads=100 every h is copied into each consumer.
+// ALL-LABEL: func.func @residual_stream
+// ALL-COUNT-2: ins(%{{.*}}, %arg2 : tensor<?x?xf32>, tensor<?x?xf32>)
 func.func @residual_stream(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>,
                            %e: tensor<?x?xf32>, %acc: tensor<?xf32>)
     -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>) {

@@ -1,4 +1,5 @@
 // RUN: symopt %s --split-input-file --sym-fuse-elementwise-chains | filecheck %s
+// RUN: symopt %s --split-input-file --sym-fuse-elementwise-chains='max-reads=3' | filecheck %s --check-prefix=READS3
 
 // Runs on tensors after linalg-fuse-elementwise-ops (sym-lower-to-nvvm): elementwise producers whose
 // other users are tensor.dims are fused into their elementwise consumer; nothing else is.
@@ -377,6 +378,12 @@ func.func @broadcast_aranges(%x: tensor<?x?x?xf32>, %bias: tensor<?xf32>, %acc: 
 // CHECK:         %[[H:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
 // CHECK:         linalg.generic {{.*}}"reduction"]} ins(%[[H]] :
 // CHECK:         linalg.generic {{.*}} ins(%[[H]] :
+// With max-reads=3 it is copied into both.
+// READS3-LABEL: func.func @copies_loading_too_much
+// READS3:         linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1, %arg2 :
+// READS3:         linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
+// READS3-NOT:     linalg.generic
+// READS3-LABEL: func.func @one_consumer_loading_three
 // CHECK-LABEL: func.func @one_consumer_loading_three
 // CHECK:         linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1, %arg2 :
 // CHECK-NOT:     linalg.generic
