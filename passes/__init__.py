@@ -44,6 +44,7 @@ from mlir_sym.passes import (  # noqa: F401
     strip_facts,
     sym_to_arith,
     torch_attention,
+    torch_cumulative_extrema,
     torch_elementwise_math,
     torch_unflatten,
     unify_sizes,

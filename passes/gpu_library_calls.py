@@ -19,9 +19,10 @@ Sorts (torch.sort, topk, unique, ...): torch-mlir's `tm_tensor.sort` becomes a b
 of the keys (what torch-mlir emits: `ole`/`sle` ascending, `oge`/`sge` descending, ties in input order)
 becomes `func.call @__sym_sort_<asc|desc>_d<dim>_<n>(%keys, %others...)`: the runtime sorts the keys
 with a stable torch.sort along `dim` and gathers the other operands (the indices) along.
-Scans (cumsum, cumprod: `tm_tensor.scan`, a one-thread loop otherwise) whose combiner is one
-`arith.addf/addi/mulf/muli` become `func.call @__sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>(%in, %out,
-%acc)`: torch.cumsum/cumprod along `dim` (an exclusive scan starts from the accumulator's value), the
+Scans (cumsum, cumprod, cummax / cummin's: `tm_tensor.scan`, a one-thread loop otherwise) whose
+combiner is one `arith.addf/addi/mulf/muli/maximumf/maxsi/minimumf/minsi` become
+`func.call @__sym_scan_<add|mul|max|min>_<inc|exc>_d<dim>_<n>(%in, %out, %acc)`: torch.cumsum /
+cumprod / cummax / cummin along `dim` (an exclusive scan starts from the accumulator's value), the
 accumulator gets the last element.
 Contractions that elementwise fusion turned into `linalg.generic`s (GPT-2's `x.view(-1, C) @ W` becomes
 a 4-loop generic once the reshape is folded through it: no matmul was left for cuBLAS, and the
@@ -421,11 +422,13 @@ def _einsum_equation(o: ir.Operation) -> tuple[str, str, str] | None:
     return tuple("".join(letters[d] for d in dims) for dims in subs)  # type: ignore[return-value]
 
 
-_SCAN_COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul"}
+_SCAN_COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
+                   "arith.maximumf": "max", "arith.maxsi": "max", "arith.minimumf": "min", "arith.minsi": "min"}
 
 
 def _scan_combiner(o: ir.Operation) -> str | None:
-    """"add" / "mul" for a tm_tensor.scan whose region combines its two arguments with one op, else None."""
+    """"add" / "mul" / "max" / "min" for a tm_tensor.scan whose region combines its two arguments with
+    one op (max / min: NaN-propagating for floats, signed for integers), else None."""
     body = o.regions[0].blocks[0]
     ops = [c.operation for c in body.operations]
     if len(ops) != 2 or ops[0].name not in _SCAN_COMBINERS or ops[1].name != "tm_tensor.yield":

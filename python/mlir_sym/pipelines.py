@@ -45,7 +45,7 @@ _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
-        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-unflatten, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
+        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-unflatten, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (
@@ -194,8 +194,9 @@ def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.
 
 def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
     """(op name, location) of each op torch-mlir imported as an opaque `torch.operator` that no pass
-    of ours lowers (sym-torch-elementwise-math, sym-torch-attention)."""
+    of ours lowers (sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-attention)."""
     from mlir_sym.passes.torch_attention import OPERATOR as ATTENTION
+    from mlir_sym.passes.torch_cumulative_extrema import OPERATOR_NAMES as EXTREMA
     from mlir_sym.passes.torch_elementwise_math import OPERATOR_NAMES
 
     out: list[tuple[str, str]] = []
@@ -205,7 +206,7 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
             for block in region.blocks:
                 for child in block.operations:
                     o = child.operation
-                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in (*OPERATOR_NAMES, ATTENTION):
+                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in (*OPERATOR_NAMES, *EXTREMA, ATTENTION):
                         out.append((ir.StringAttr(o.attributes["name"]).value, str(o.location)))
                     walk(o)
 

@@ -230,10 +230,13 @@ func.func @sorts_left_alone(%k: memref<?xf32>, %i: memref<?xi64>) {
 
 // -----
 
-// Scans (cumsum, cumprod) become calls the runtime serves with torch.cumsum / torch.cumprod.
+// Scans (cumsum, cumprod, and cummax / cummin's max / min scans) become calls the runtime serves
+// with torch.cumsum / cumprod / cummax / cummin.
 // CHECK-LABEL: func.func @scans
 // CHECK:         call @__sym_scan_add_inc_d1_0(%arg0, %arg1, %arg2) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>) -> ()
 // CHECK:         call @__sym_scan_mul_exc_d0_1(%arg3, %arg4, %arg5) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+// CHECK:         call @__sym_scan_max_inc_d0_2(%arg3, %arg4, %arg5) : (memref<?xi64>, memref<?xi64>, memref<i64>) -> ()
+// CHECK:         call @__sym_scan_min_inc_d1_3(%arg0, %arg1, %arg2) : (memref<?x?xf32>, memref<?x?xf32>, memref<?xf32>) -> ()
 // CHECK:         tm_tensor.scan
 // CHECK:       func.func private @__sym_scan_add_inc_d1_0({{.*}}) attributes {sym.library_call = "scan_add_inc_d1"}
 func.func @scans(%x: memref<?x?xf32>, %o: memref<?x?xf32>, %a: memref<?xf32>, %y: memref<?xi64>, %p: memref<?xi64>, %b: memref<i64>) {
@@ -247,10 +250,20 @@ func.func @scans(%x: memref<?x?xf32>, %o: memref<?x?xf32>, %a: memref<?xf32>, %y
     %s = arith.muli %v, %u : i64
     tm_tensor.yield %s : i64
   }
-  // left alone: not a single add/mul of the two arguments
   tm_tensor.scan dimension(0) inclusive(true) ins(%y : memref<?xi64>) outs(%p, %b : memref<?xi64>, memref<i64>) {
   ^bb0(%u: i64, %v: i64):
     %s = arith.maxsi %u, %v : i64
+    tm_tensor.yield %s : i64
+  }
+  tm_tensor.scan dimension(1) inclusive(true) ins(%x : memref<?x?xf32>) outs(%o, %a : memref<?x?xf32>, memref<?xf32>) {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.minimumf %u, %v : f32
+    tm_tensor.yield %s : f32
+  }
+  // left alone: not a single add/mul/max/min of the two arguments
+  tm_tensor.scan dimension(0) inclusive(true) ins(%y : memref<?xi64>) outs(%p, %b : memref<?xi64>, memref<i64>) {
+  ^bb0(%u: i64, %v: i64):
+    %s = arith.subi %u, %v : i64
     tm_tensor.yield %s : i64
   }
   return

@@ -113,6 +113,14 @@ def test_cumsum_scans_with_a_library_call(tmp_path, monkeypatch):
     assert "rt.library_scan('add', True, 1, " in codes[0].program.source
 
 
+def test_cummax_scans_with_library_calls(tmp_path, monkeypatch):
+    """cummax's two scans (its values, then the positions taken) are torch.cummax calls from the host
+    program, not one-thread loops."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    codes = _codegen_fn(lambda x: torch.cummax(x, 1), (torch.randn(5, 7),))
+    assert codes[0].program.source.count("rt.library_scan('max', True, 1, ") == 2
+
+
 def test_data_dependent_fill_runs_in_parallel(tmp_path, monkeypatch):
     """The fill phase of `x[mask]` (positions by cumsum, rows placed by scatter): torch.cumsum from the
     host program, the scatter a kernel of its own (sym-scatter-to-parallel: a thread per update, no

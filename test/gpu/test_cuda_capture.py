@@ -103,7 +103,7 @@ def test_library_sort_is_stable_and_moves_the_indices():
 def _scan_reference(combine, inclusive, dim, src, acc):
     """tm_tensor.scan's scalar semantics (torch-mlir's tm-tensor-to-loops): out[0] = in[0] (inclusive)
     or acc (exclusive); out[i] = f(out[i-1], in[i]) (inclusive) or f(out[i-1], in[i-1]); acc = out[-1]."""
-    f = (lambda a, b: a + b) if combine == "add" else (lambda a, b: a * b)
+    f = {"add": torch.add, "mul": torch.mul, "max": torch.maximum, "min": torch.minimum}[combine]
     s, a = src.movedim(dim, -1), acc.clone()
     out = torch.empty_like(s)
     for i in range(s.shape[-1]):
@@ -114,7 +114,7 @@ def _scan_reference(combine, inclusive, dim, src, acc):
     return out.movedim(-1, dim), out[..., -1]
 
 
-@pytest.mark.parametrize("combine", ["add", "mul"])
+@pytest.mark.parametrize("combine", ["add", "mul", "max", "min"])
 @pytest.mark.parametrize("inclusive", [True, False])
 @pytest.mark.parametrize("dim", [0, 1])
 def test_library_scan_matches_the_scan_semantics(combine, inclusive, dim):
@@ -132,6 +132,21 @@ def test_library_scan_matches_the_scan_semantics(combine, inclusive, dim):
         out = torch.empty_like(src)
         Runtime.library_scan(combine, inclusive, dim, src, out, None)
         assert out.tolist() == want_out.tolist()
+
+
+@pytest.mark.parametrize("combine", ["max", "min"])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_library_scan_max_min_propagate_nan(combine, inclusive):
+    """max / min scans of floats (arith.maximumf / minimumf): a NaN stays from where it is met."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    src = torch.tensor([[1.0, float("nan"), 3.0, -2.0], [0.5, 2.0, -1.0, 4.0]])
+    acc = torch.tensor([0.0, float("nan")])
+    want_out, want_acc = _scan_reference(combine, inclusive, 1, src, acc.clone())
+    out = torch.empty_like(src)
+    Runtime.library_scan(combine, inclusive, 1, src, out, acc)
+    torch.testing.assert_close(out, want_out, equal_nan=True)
+    torch.testing.assert_close(acc, want_acc, equal_nan=True)
 
 
 def _scatter_reference(add, dim_map, updates, indices, original):

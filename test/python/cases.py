@@ -183,6 +183,30 @@ def cumsum_logsumexp(x):
     return torch.cumsum(x, dim=0) + torch.cumsum(x, dim=1), torch.logsumexp(x, dim=1), torch.cumprod(x, dim=0)
 
 
+def _ties_and_nans(n: int) -> torch.Tensor:
+    """Small integers as floats (many ties) with a NaN in some rows, at different places."""
+    x = randint(n, -3, 4, n, 9).to(torch.float32)
+    x[1, 4] = float("nan")
+    x[n - 1, 0] = float("nan")
+    return x
+
+
+@case(inputs=lambda n: (_ties_and_nans(n),), equal_nan=True)
+def cummax_cummin(x):
+    """Eager's rules: ties go to the later position, a NaN stays once met (its position: the last NaN)."""
+    v, i = torch.cummax(x, 1)
+    w, j = torch.cummin(x, -1)
+    u, k = torch.cummax(x, 0)
+    return v + 1.0, i, w, j, u, k
+
+
+@case(inputs=lambda n: (randint(n, -5, 6, n, 7), randn(n, n, 7)))
+def cummax_cummin_int_and_float(x, y):
+    v, i = torch.cummin(x, 1)
+    w, j = torch.cummax(y * 2.0, 1)
+    return v * 3, i, w, j
+
+
 @case(inputs=lambda n: (randn(n, n, 6),))
 def sort_topk(x):
     v, i = torch.sort(x, dim=1)

@@ -484,7 +484,7 @@ class HostCodegen:
             self.library_calls += 1
             self._emit(ind, f"rt.library_einsum({init}, '{equation}', {dtypes!r}, {', '.join(args)})")
             return
-        if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul>_<inc|exc>_d<dim>_<n>
+        if callee.startswith("__sym_scan_"):  # __sym_scan_<add|mul|max|min>_<inc|exc>_d<dim>_<n>
             _, combine, inc, dim, _ = callee[len("__sym_"):].split("_")
             self.library_calls += 1
             self._emit(ind, f"rt.library_scan({combine!r}, {inc == 'inc'}, {int(dim[1:])}, {', '.join(args)})")

@@ -217,6 +217,9 @@ def _load_image(image: bytes, kind: str) -> tuple[int, str]:
 
 
 _VP = ctypes.c_void_p
+# tm_tensor.scan's combiners: the torch scan, and how an exclusive scan's start joins its partial scan
+_SCANS = {"add": (torch.cumsum, torch.add), "mul": (torch.cumprod, torch.mul),
+          "max": (torch.cummax, torch.maximum), "min": (torch.cummin, torch.minimum)}
 _ITEM = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
          "int8": 1, "uint8": 1, "bool": 1}
 _TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<i2", "int64": "<i8",
@@ -613,21 +616,26 @@ class Runtime:
     @staticmethod
     def library_scan(combine: str, inclusive: bool, dim: int, src: torch.Tensor, out: torch.Tensor,
                      acc: torch.Tensor | None) -> None:
-        """tm_tensor.scan: out = cumsum/cumprod of `src` along `dim` (exclusive: starting from `acc`'s
-        value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's last slice
-        (None: an inclusive scan whose accumulator nothing reads, see codegen/host.py)."""
+        """tm_tensor.scan: out = cumsum/cumprod/cummax/cummin of `src` along `dim` (exclusive: starting
+        from `acc`'s value, out[0] = acc, out[i] = acc op src[0] op ... op src[i-1]); `acc` gets out's
+        last slice (None: an inclusive scan whose accumulator nothing reads, see codegen/host.py).
+        max / min propagate NaN (arith.maximumf / minimumf), as torch.cummax's values do."""
         n = src.shape[dim]
         if n == 0:
             return
-        scan = torch.cumsum if combine == "add" else torch.cumprod
+        scan, join = _SCANS[combine]
         if inclusive:
-            scan(src, dim, dtype=out.dtype, out=out)
+            if combine in ("add", "mul"):
+                scan(src, dim, dtype=out.dtype, out=out)
+            else:
+                out.copy_(scan(src, dim).values)
         else:
             start = acc.unsqueeze(dim)
             out.narrow(dim, 0, 1).copy_(start)
             if n > 1:
-                part = scan(src.narrow(dim, 0, n - 1), dim, dtype=out.dtype)
-                out.narrow(dim, 1, n - 1).copy_(start + part if combine == "add" else start * part)
+                part = src.narrow(dim, 0, n - 1)
+                part = scan(part, dim, dtype=out.dtype) if combine in ("add", "mul") else scan(part, dim).values
+                out.narrow(dim, 1, n - 1).copy_(join(start, part))
         if acc is not None:
             acc.copy_(out.select(dim, n - 1))
 
