@@ -32,6 +32,7 @@ from mlir_sym.passes import (  # noqa: F401
     matmul_half_operands,
     mask_to_where,
     parallel_dims_first,
+    math_precise_libm,
     memref_copy_to_linalg,
     nan_arg_reductions,
     nested_assert_to_status,

@@ -177,3 +177,103 @@ def ndtri_body(args: list[ir.Value], out: ir.Type, convert, compute_type) -> ir.
     outside = arith.ori(arith.cmpf(pred.OLT, y0, zero), arith.cmpf(pred.OGT, y0, one))
     r = arith.select(outside, _f(t, float("nan")), r)  # a NaN input: -NaN from the tail, as eager's
     return convert(r, out)
+
+
+# erfcx and log_ndtr: ATen's calc_erfcx (S. G. Johnson's Faddeeva algorithm) and calc_log_ndtr
+_ISPI = 0.56418958354775628694807945156  # 1 / sqrt(pi)
+_SQRT1_2 = 0.70710678118654752440
+
+
+def _enclosing_function(block: ir.Block) -> ir.Operation:
+    op = block.owner
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    if op is None:
+        raise ValueError("erfcx's table needs an enclosing func.func")
+    return op
+
+
+def _erfcx_table() -> ir.Value:
+    """ATen's 100 x 7 Chebyshev pieces of erfcx_y100 as an f64 constant at the function's entry (a
+    global buffer once bufferized: the body reads its piece's row)."""
+    import numpy as np
+
+    from mlir_sym.passes._erfcx_table import ERFCX_Y100
+
+    fn = _enclosing_function(ir.InsertionPoint.current.block)
+    attr = ir.DenseElementsAttr.get(np.array(ERFCX_Y100, dtype=np.float64))
+    with ir.InsertionPoint.at_block_begin(fn.regions[0].blocks[0]):
+        return arith.ConstantOp(attr.type, attr).result
+
+
+def _erfcx_y100(y100: ir.Value, t: ir.Type) -> ir.Value:
+    """ATen's erfcx_y100 in float64 (its literals are doubles): piece int(y100) of the table at
+    2 y100 - (2k + 1) (computed in t, as eager does), 1 at y100 = 100; y100 in (0, 100]."""
+    from torch_mlir.dialects import tensor
+
+    f64, i64, idx = ir.F64Type.get(), ir.IntegerType.get_signless(64), ir.IndexType.get()
+    ok = arith.cmpf(arith.CmpFPredicate.ORD, y100, y100)
+    y = arith.select(ok, y100, _f(t, 0.0))  # NaN x: any piece (the result is x)
+    k = arith.fptosi(i64, y)
+    kc = arith.minsi(arith.maxsi(k, arith.constant(i64, 0)), arith.constant(i64, 99))
+    offset = arith.sitofp(t, arith.addi(arith.muli(kc, arith.constant(i64, 2)), arith.constant(i64, 1)))
+    tt = arith.extf(f64, arith.subf(arith.mulf(_f(t, 2.0), y), offset)) if str(t) != "f64" else \
+        arith.subf(arith.mulf(_f(t, 2.0), y), offset)
+    table = _erfcx_table()
+    row = arith.index_cast(idx, kc)
+    c = [tensor.extract(table, [row, arith.constant(idx, j)]) for j in range(7)]
+    acc = c[6]
+    for j in range(5, -1, -1):
+        acc = arith.addf(c[j], arith.mulf(acc, tt))
+    last = arith.cmpi(arith.CmpIPredicate.sge, k, arith.constant(i64, 100))
+    return arith.select(last, _f(f64, 1.0), acc)
+
+
+def _erfcx(x: ir.Value, t: ir.Type) -> ir.Value:
+    """calc_erfcx of x (type t: f32 or f64), eager's branches: a continued fraction past 50 (1/(x
+    sqrt(pi)) past 5e7), the table on [0, 50], 2 exp(x^2) - the table on [-6.1, 0), 2 exp(x^2) below,
+    +inf below -26.7; NaN stays."""
+    f64 = ir.F64Type.get()
+    pred = arith.CmpFPredicate
+
+    def wide(v: ir.Value) -> ir.Value:
+        return v if str(t) == "f64" else arith.extf(f64, v)
+
+    def narrow(v: ir.Value) -> ir.Value:
+        return v if str(t) == "f64" else arith.truncf(t, v)
+
+    zero = _f(t, 0.0)
+    nonneg = arith.cmpf(pred.OGE, x, zero)
+    y100 = arith.select(nonneg, arith.divf(_f(t, 400.0), arith.addf(_f(t, 4.0), x)),
+                        arith.divf(_f(t, 400.0), arith.subf(_f(t, 4.0), x)))
+    piece = _erfcx_y100(y100, t)
+    xx = wide(arith.mulf(x, x))
+    xw = wide(x)
+    num = arith.mulf(_f(f64, _ISPI), arith.addf(arith.mulf(xx, arith.addf(xx, _f(f64, 4.5))), _f(f64, 2.0)))
+    den = arith.mulf(xw, arith.addf(arith.mulf(xx, arith.addf(xx, _f(f64, 5.0))), _f(f64, 3.75)))
+    fraction = narrow(arith.divf(num, den))
+    one_term = arith.divf(_f(t, _ISPI), x)
+    large = arith.select(arith.cmpf(pred.OGT, x, _f(t, 5e7)), one_term, fraction)
+    pos = arith.select(arith.cmpf(pred.OGT, x, _f(t, 50.0)), large, narrow(piece))
+    twice = arith.mulf(_f(t, 2.0), math.exp(arith.mulf(x, x)))
+    mid = narrow(arith.subf(wide(twice), piece))
+    neg = arith.select(arith.cmpf(pred.OLT, x, _f(t, -6.1)), twice, mid)
+    neg = arith.select(arith.cmpf(pred.OLT, x, _f(t, -26.7)), _f(t, float("inf")), neg)
+    r = arith.select(nonneg, pos, neg)
+    return arith.select(arith.cmpf(pred.UNO, x, x), x, r)
+
+
+def erfcx_body(args: list[ir.Value], out: ir.Type, convert, compute_type) -> ir.Value:
+    t = compute_type(out)
+    return convert(_erfcx(convert(args[0], t), t), out)
+
+
+def log_ndtr_body(args: list[ir.Value], out: ir.Type, convert, compute_type) -> ir.Value:
+    """calc_log_ndtr: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1, else log1p(-erfc(x / sqrt 2) / 2)."""
+    t = compute_type(out)
+    x = convert(args[0], t)
+    s = arith.mulf(x, _f(t, _SQRT1_2))
+    low = arith.subf(math.log(arith.divf(_erfcx(arith.negf(s), t), _f(t, 2.0))), arith.mulf(s, s))
+    high = math.log1p(arith.negf(arith.divf(math.erfc(s), _f(t, 2.0))))
+    r = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, _f(t, -1.0)), low, high)
+    return convert(r, out)

@@ -32,6 +32,8 @@ Bodies compute what eager does:
                    exponent gives 1 for a base of 1, +-1 for -1, else 0 (ATen's powi)
   i0, i0e, i1,     eager's Cephes algorithms (passes/_special_math.py): Chebyshev series, rational
   i1e, ndtri       approximations, both branches computed and one selected
+  erfcx, log_ndtr  ATen's calc_erfcx: 100 Chebyshev pieces (a table read at the piece's row,
+                   passes/_erfcx_table.py), a continued fraction past 50; log_ndtr through it below -1
 Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
 Operands broadcast as aten's rules say (a dim of static size 1 against a larger one; ranks aligned
 right); other element types are converted to the result's as eager promotes. Scalar operands
@@ -63,7 +65,8 @@ OPERATOR_NAMES = ("torch.aten.erfc", "torch.aten.hypot", "torch.aten.nextafter",
                   "torch.aten.bitwise_xor.Scalar", "torch.aten.__rshift__.Tensor", "torch.aten.__lshift__.Tensor",
                   "torch.aten.copysign.Scalar", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.gcd",
                   "torch.aten.lcm", "torch.aten.i0", "torch.aten.special_i0e", "torch.aten.special_i1",
-                  "torch.aten.special_i1e", "torch.aten.special_ndtri")
+                  "torch.aten.special_i1e", "torch.aten.special_ndtri", "torch.aten.special_erfcx",
+                  "torch.aten.special_log_ndtr")
 
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 _ELEM = {"f32": "f32", "f64": "f64", "bf16": "bf16", "f16": "f16", "i1": "i1",
@@ -371,7 +374,8 @@ _BODIES: dict[str, Callable[[list[ir.Value], ir.Type], ir.Value]] = {
 }
 _SPECIAL = {"torch.aten.i0": special.bessel_body(0, False), "torch.aten.special_i0e": special.bessel_body(0, True),
             "torch.aten.special_i1": special.bessel_body(1, False), "torch.aten.special_i1e": special.bessel_body(1, True),
-            "torch.aten.special_ndtri": special.ndtri_body}
+            "torch.aten.special_ndtri": special.ndtri_body, "torch.aten.special_erfcx": special.erfcx_body,
+            "torch.aten.special_log_ndtr": special.log_ndtr_body}
 for _op, _body in _SPECIAL.items():  # passes/_special_math.py
     _BODIES[_op] = lambda args, out, _body=_body: _body(args, out, _convert, _compute_type)
 _FLOAT_ONLY = (*_SPECIAL, "torch.aten.erfc", "torch.aten.erfinv", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.hypot", "torch.aten.nextafter",

@@ -35,7 +35,7 @@ log = logging.getLogger("mlir_sym.pipelines")
 
 TO_LLVM = (
     "convert-scf-to-cf, math-extend-to-supported-types, arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}, expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
-    "convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
+    "sym-math-precise-libm, convert-math-to-llvm, convert-math-to-libm, convert-arith-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
     "convert-ub-to-llvm, canonicalize, reconcile-unrealized-casts"
 )
 

@@ -230,3 +230,19 @@ func.func @special_functions(%x: !torch.vtensor<[?],f32>) -> (!torch.vtensor<[?]
   %2 = torch.operator "torch.aten.special_ndtri"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
   return %0, %1, %2 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?],f32>
 }
+
+// -----
+
+// erfcx: ATen's 100 Chebyshev pieces as an f64 table at the function's entry, the piece int(y100)
+// read in the body (7 coefficients), evaluated in float64 as eager's double literals make it.
+// CHECK-LABEL: func.func @erfcx
+// CHECK:       %[[TAB:.*]] = arith.constant dense<{{.*}}> : tensor<100x7xf64>
+// CHECK:       linalg.generic
+// CHECK:         arith.fptosi
+// CHECK-COUNT-7: tensor.extract %[[TAB]][%{{.*}}, %{{.*}}] : tensor<100x7xf64>
+// CHECK:         math.exp
+// CHECK:       torch_c.from_builtin_tensor
+func.func @erfcx(%x: !torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32> {
+  %0 = torch.operator "torch.aten.special_erfcx"(%x) : (!torch.vtensor<[?],f32>) -> !torch.vtensor<[?],f32>
+  return %0 : !torch.vtensor<[?],f32>
+}

@@ -725,6 +725,29 @@ def _bessel_inputs(n: int) -> tuple:
 
 
 add(Case("bessel_ndtri", _fn(_bessel_ndtri), _bessel_inputs, equal_nan=True, atol=0, rtol=2e-6))
+# erfcx and log_ndtr as eager computes them (ATen's calc_erfcx: 100 Chebyshev pieces, a continued
+# fraction past 50; log_ndtr through erfcx below -1): every branch and its edges, float32 and float64.
+def _erfcx_log_ndtr(x):
+    S = torch.special
+    return S.erfcx(x), S.log_ndtr(x), S.erfcx(x.double()), S.log_ndtr(x.double())
+
+
+def _erfcx_inputs(n: int) -> tuple:
+    x = randn(n, n, 8) * 8
+    x[0, :8] = torch.tensor([0.0, -0.0, 50.0, 60.0, 6e7, -6.2, -27.0, float("nan")])
+    return (x,)
+
+
+add(Case("erfcx_log_ndtr", _fn(_erfcx_log_ndtr), _erfcx_inputs, equal_nan=True, atol=0, rtol=3e-6))
+
+# log1p / expm1 of small |x|: the CPU path calls libm (sym-math-precise-libm); MLIR's LLVM lowering
+# computed log(1 + x) and exp(x) - 1, which gave log1p(1e-10) = 0 in float32.
+add(Case("log1p_expm1_small", _fn(lambda x: (torch.log1p(x), torch.expm1(x), torch.log1p(x.double()),
+                                              torch.expm1(x.double()))),
+         lambda n: (randn(n, n, 5) * torch.tensor([1e-12, 1e-7, 1e-4, 1e-1, 10.0]),), atol=0, rtol=3e-7,
+         equal_nan=True))
+
+
 add(Case("bf16_bessel", _fn(lambda x: (torch.i0(x), torch.special.i1(x), torch.special.i1e(x))),
          lambda n: (_bessel_inputs(n)[0].to(torch.bfloat16),), equal_nan=True, tags=("bf16",)))
 add(Case("special_elementwise", _fn(_special_elementwise), _special_inputs, equal_nan=True, atol=0, rtol=2e-7))
