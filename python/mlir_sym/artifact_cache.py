@@ -38,7 +38,7 @@ import sympy
 import torch
 import torch.fx as fx
 
-from mlir_sym import timing
+from mlir_sym import attention, timing
 from mlir_sym.codegen import code_cache
 from mlir_sym.pipelines import PIPELINES
 
@@ -108,6 +108,7 @@ def key(gm: fx.GraphModule, example_inputs: Sequence[Any], shape_env, config: di
     h.update(repr(sorted(config.items())).encode())
     h.update(repr(sorted(PIPELINES.items())).encode())  # MLIR_SYM_GPU_MAP_OPTIONS changes the GPU pipeline
     h.update(f"grad={torch.is_grad_enabled()}".encode())
+    h.update(f"causal_masks={attention.causal_masks_enabled()}".encode())
     return h.hexdigest()
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import math
 import operator
+import os
 from typing import Any
 
 import torch
@@ -196,6 +197,204 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
             if not (_concrete(m) == 1 or _equal(m, full)):
                 return f"mask dim {m} is neither 1 nor the scores' {full}"
     return None
+
+
+_NO_VALUE = None  # what _MaskValues gives for an element it cannot write as an expression of the indices
+
+
+class _MaskValues:
+    """A bool tensor of an aten graph computed from sizes alone (aranges, comparisons, views, expands),
+    element by element: `at(node, idx)` is a sympy expression of the index symbols `idx` (one per dim of
+    the node), or None where the node or an op on the way is not understood. Only ops whose element
+    (i0, i1, ...) is a closed form of the indices are read; anything loaded from memory is None."""
+
+    def __init__(self) -> None:
+        import sympy
+
+        self.sp = sympy
+        aten = torch.ops.aten
+        self._rel = {aten.le.Tensor: sympy.Le, aten.lt.Tensor: sympy.Lt, aten.ge.Tensor: sympy.Ge,
+                     aten.gt.Tensor: sympy.Gt, aten.eq.Tensor: sympy.Eq, aten.le.Scalar: sympy.Le,
+                     aten.lt.Scalar: sympy.Lt, aten.ge.Scalar: sympy.Ge, aten.gt.Scalar: sympy.Gt}
+
+    def at(self, a: Any, idx: tuple) -> Any:
+        sp = self.sp
+        if isinstance(a, bool):
+            return sp.true if a else sp.false
+        if isinstance(a, int):
+            return sp.Integer(a)
+        if not isinstance(a, fx.Node) or a.op != "call_function":
+            return _NO_VALUE
+        aten = torch.ops.aten
+        t, args, val = a.target, a.args, _val(a)
+        if not isinstance(val, torch.Tensor) or val.dim() != len(idx):
+            return _NO_VALUE
+        if val.dtype.is_floating_point or val.dtype.is_complex:
+            return _NO_VALUE  # rounding: only integer and bool values are exact expressions
+        kw = a.kwargs
+        if t in (aten.arange.default, aten.arange.start, aten.arange.start_step):
+            start = args[0] if t is not aten.arange.default and len(args) > 1 else 0
+            step = args[2] if len(args) > 2 else kw.get("step", 1)
+            if type(start) is not int or type(step) is not int:
+                return _NO_VALUE
+            return sp.Integer(start) + step * idx[0]
+        if t in (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor):
+            if kw.get("alpha", 1) != 1 or (len(args) > 2 and args[2] != 1):
+                return _NO_VALUE
+            x, y = (self._broadcast(o, val, idx) for o in args[:2])
+            if x is None or y is None:
+                return _NO_VALUE
+            return x + y if t is aten.add.Tensor else x - y if t is aten.sub.Tensor else x * y
+        if t in self._rel:
+            x, y = (self._broadcast(o, val, idx) for o in args[:2])
+            return _NO_VALUE if x is None or y is None else self._rel[t](x, y)
+        if t in (aten.logical_and.default, aten.bitwise_and.Tensor, aten.logical_or.default, aten.bitwise_or.Tensor):
+            if val.dtype != torch.bool:
+                return _NO_VALUE
+            x, y = (self._broadcast(o, val, idx) for o in args[:2])
+            if x is None or y is None:
+                return _NO_VALUE
+            return sp.And(x, y) if t in (aten.logical_and.default, aten.bitwise_and.Tensor) else sp.Or(x, y)
+        if t in (aten.logical_not.default, aten.bitwise_not.default) and val.dtype == torch.bool:
+            x = self.at(args[0], idx)
+            return _NO_VALUE if x is None else sp.Not(x)
+        if t in (aten.full.default, aten.full_like.default, aten.ones.default, aten.zeros.default,
+                 aten.ones_like.default, aten.zeros_like.default):
+            full = t in (aten.full.default, aten.full_like.default)
+            fill = args[1] if full else int(t in (aten.ones.default, aten.ones_like.default))
+            if type(fill) not in (bool, int):
+                return _NO_VALUE
+            return (sp.true if fill else sp.false) if val.dtype == torch.bool else sp.Integer(fill)
+        if t in (aten.tril.default, aten.triu.default) and val.dim() >= 2:
+            diag = args[1] if len(args) > 1 else kw.get("diagonal", 0)
+            x = self.at(args[0], idx)
+            if x is None or type(diag) is not int or val.dtype != torch.bool:
+                return _NO_VALUE
+            i, j = idx[-2], idx[-1]
+            keep = sp.Le(j, i + diag) if t is aten.tril.default else sp.Ge(j, i + diag)
+            return sp.And(keep, x)
+        if t in (aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default):
+            return self.at(args[0], idx)
+        if t in (aten._to_copy.default, torch.ops.prims.convert_element_type.default):
+            src = _val(args[0])
+            same = isinstance(src, torch.Tensor) and src.dtype == val.dtype
+            return self.at(args[0], idx) if same else _NO_VALUE
+        if t is aten.unsqueeze.default:
+            d = args[1] % len(idx)
+            return self.at(args[0], idx[:d] + idx[d + 1:])
+        if t is aten.slice.Tensor:
+            d = (args[1] if len(args) > 1 else 0) % len(idx)
+            start = args[2] if len(args) > 2 else 0
+            step = args[4] if len(args) > 4 else 1
+            start = 0 if start is None else start
+            if type(start) is not int or type(step) is not int or start < 0:
+                return _NO_VALUE
+            return self.at(args[0], idx[:d] + (start + step * idx[d],) + idx[d + 1:])
+        if t is aten.expand.default:
+            return self._broadcast(args[0], val, idx)
+        if t in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+            return self._unit_view(args[0], val, idx)
+        return _NO_VALUE
+
+    def _broadcast(self, a: Any, out: torch.Tensor, idx: tuple) -> Any:
+        """Element idx of `out` read from `a`, which broadcasts to out's shape (a scalar, or a tensor
+        whose trailing dims are out's or 1)."""
+        if not isinstance(a, fx.Node):
+            return self.at(a, ())
+        av = _val(a)
+        if not isinstance(av, torch.Tensor) or av.dim() > len(idx):
+            return _NO_VALUE
+        lead = len(idx) - av.dim()
+        sub = []
+        for d, size in enumerate(av.shape):
+            if _concrete(size) == 1 and _concrete(out.shape[lead + d]) != 1:
+                sub.append(self.sp.Integer(0))
+            elif _equal(size, out.shape[lead + d]):
+                sub.append(idx[lead + d])
+            else:
+                return _NO_VALUE
+        return self.at(a, tuple(sub))
+
+    def _unit_view(self, a: Any, out: torch.Tensor, idx: tuple) -> Any:
+        """A view that only inserts or removes dims of size 1."""
+        av = _val(a)
+        if not isinstance(av, torch.Tensor):
+            return _NO_VALUE
+        kept = [d for d, s in enumerate(out.shape) if _concrete(s) != 1]
+        src = [d for d, s in enumerate(av.shape) if _concrete(s) != 1]
+        if len(kept) != len(src) or not all(_equal(out.shape[o], av.shape[s]) for o, s in zip(kept, src)):
+            return _NO_VALUE
+        sub = [self.sp.Integer(0)] * av.dim()
+        for o, s in zip(kept, src):
+            sub[s] = idx[o]
+        return self.at(a, tuple(sub))
+
+
+def _is_causal_relation(expr: Any, i: Any, j: Any) -> bool:
+    """Whether a sympy relation over integers is exactly `j <= i` (also `i >= j`, `j < i + 1`, ...)."""
+    import sympy as sp
+
+    if not isinstance(expr, (sp.Le, sp.Lt, sp.Ge, sp.Gt)):
+        return False
+    lhs, rhs = expr.lhs, expr.rhs
+    if isinstance(expr, (sp.Ge, sp.Gt)):
+        lhs, rhs = rhs, lhs
+    slack = 1 if isinstance(expr, (sp.Lt, sp.Gt)) else 0  # a < b is a - b + 1 <= 0 on integers
+    return sp.expand(lhs - rhs + slack - (j - i)) == 0
+
+
+def causal_masks_enabled() -> bool:
+    """MLIR_SYM_CAUSAL_MASKS=0 keeps causal masks as masks (to measure what `causal_masks` saves)."""
+    return os.environ.get("MLIR_SYM_CAUSAL_MASKS", "1") != "0"
+
+
+def causal_masks(graph: fx.Graph) -> int:
+    """Give mlir_sym::attention nodes whose bool mask is the causal one (`mask[..., i, j] = j <= i` for
+    every element, computed from aranges of the sizes: what HuggingFace's `sdpa_mask` builds under
+    torch.compile, or a `tril` of ones) is_causal=True and no mask, and drop the mask's ops nothing else
+    reads. Exact: PyTorch's is_causal is that same top-left-aligned mask. The fused GPU kernel then
+    skips the keys past the diagonal instead of loading a mask, and PyTorch's kernels (the library
+    branch) take their causal paths instead of converting a bool mask (two fills, a masked fill and a
+    copy per call on the cuDNN path). Returns how many nodes changed."""
+    import sympy as sp
+
+    values = _MaskValues()
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.ops.mlir_sym.attention.default:
+            continue
+        q, k, v, mask, causal, scale = node.args
+        if mask is None or causal:
+            continue
+        mv, qv, kv = _val(mask), _val(q), _val(k)
+        if not isinstance(mv, torch.Tensor) or mv.dtype != torch.bool or mv.dim() < 2:
+            continue
+        if not (_equal(mv.shape[-2], qv.shape[-2]) and _equal(mv.shape[-1], kv.shape[-2])):
+            continue  # a mask broadcast over the query or key positions is not causal
+        idx = tuple(sp.Symbol(f"i{d}", integer=True, nonnegative=True) for d in range(mv.dim()))
+        try:
+            expr = values.at(mask, idx)
+        except (TypeError, ValueError, IndexError) as e:  # an op with arguments of another form than read
+            log.debug("attention mask at %s not read: %s", node.meta.get("stack_trace", "?"), e)
+            continue
+        if expr is None or not _is_causal_relation(expr, idx[-2], idx[-1]):
+            continue
+        node.args = (q, k, v, None, True, scale)
+        count += 1
+        _erase_unused(graph, mask)
+    return count
+
+
+def _erase_unused(graph: fx.Graph, node: fx.Node) -> None:
+    """Erase `node` and, transitively, its inputs once nothing reads them (pure call_function nodes)."""
+    work = [node]
+    while work:
+        n = work.pop()
+        if n.op != "call_function" or n.users or n.is_impure():
+            continue
+        inputs = list(n.all_input_nodes)
+        graph.erase_node(n)
+        work.extend(inputs)
 
 
 def expand_attention(graph: fx.Graph, keep_fused: bool = False) -> int:

@@ -41,6 +41,8 @@ Config (`mlir_sym.backend.config`, or environment variables):
       pass, which restarts Dynamo after its trace ("off").
   attention_op (MLIR_SYM_ATTENTION_OP=0 turns it off): scaled_dot_product_attention is traced as one
       node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
+      MLIR_SYM_CAUSAL_MASKS=0: bool masks equal to the causal one (built from aranges or a tril)
+      stay masks instead of becoming is_causal (attention.causal_masks).
   cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
       (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
       default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per

@@ -247,6 +247,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
             graph.erase_node(node)
 
     try:
+        if attention.causal_masks_enabled():
+            attention.causal_masks(graph)
         attention.expand_attention(graph, keep_fused=target == "gpu" and attention_fused_on_gpu())
         fx_rewrites.op_aliases(graph)
         fx_rewrites.scalar_first_operands(graph)

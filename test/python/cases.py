@@ -280,6 +280,19 @@ def sdpa_3d_causal(q, kv):
     return F.scaled_dot_product_attention(q, kv, kv, is_causal=True)
 
 
+# causal masks built in the function (HuggingFace's sdpa_mask under torch.compile: aranges compared and
+# expanded over the batch; a tril of ones): attention.causal_masks makes them is_causal, no mask
+@case(inputs=lambda n: (randn(n, n, 2, n, 8), randn(n, n, 2, n, 8, salt=1), randn(n, n, 2, n, 8, salt=2)),
+      sizes=(3, 9, 17))
+def sdpa_causal_mask_built(q, k, v):
+    n = q.shape[-2]
+    pos = torch.arange(n, device=q.device)
+    hf = (pos[None, None, None, :] <= pos[None, None, :, None]).expand(q.shape[0], 1, n, n)
+    tril = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+    return (F.scaled_dot_product_attention(q, k, v, attn_mask=hf),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=tril))
+
+
 @case(inputs=lambda n: (randn(n, n, 8),))
 def causal_attention_manual(x):
     s = x.shape[0]

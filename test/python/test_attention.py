@@ -153,3 +153,113 @@ def test_output_layout_lets_views_after_the_head_transpose_trace_as_in_eager():
     out = torch.ops.mlir_sym.attention(torch.randn(2, 3, 5, 8), torch.randn(2, 3, 6, 8), torch.randn(2, 3, 6, 8),
                                        None, False, None)
     assert out.transpose(1, 2).is_contiguous()
+
+
+def _arange_le(q, k):  # HuggingFace's sdpa_mask under torch.compile: kv positions <= q positions
+    L, S = q.shape[-2], k.shape[-2]
+    rows = torch.arange(0, L)[None, None, :, None]
+    cols = torch.arange(0, S)[None, None, None, :]
+    return (cols <= rows).expand(q.shape[0], 1, L, S)
+
+
+def _ge_swapped(q, k):
+    return torch.arange(q.shape[-2]).unsqueeze(1) >= torch.arange(k.shape[-2]).unsqueeze(0)
+
+
+def _lt_next(q, k):
+    return torch.arange(k.shape[-2]).view(1, -1) < torch.arange(q.shape[-2]).view(-1, 1) + 1
+
+
+def _tril(q, k):
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+
+
+def _not_triu(q, k):
+    return ~torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).triu(1)
+
+
+def _and_all_true(q, k):
+    return _tril(q, k) & torch.ones(1, k.shape[-2], dtype=torch.bool)
+
+
+def _strict(q, k):  # j < i: row 0 sees nothing
+    return torch.arange(k.shape[-2])[None, :] < torch.arange(q.shape[-2])[:, None]
+
+
+def _diagonal_1(q, k):
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(1)
+
+
+def _shifted(q, k):  # queries at positions 1.. (a cache of one): j <= i + 1
+    return torch.arange(k.shape[-2])[None, :] <= torch.arange(1, q.shape[-2] + 1)[:, None]
+
+
+def _anti(q, k):  # i <= j
+    return torch.arange(q.shape[-2])[:, None] <= torch.arange(k.shape[-2])[None, :]
+
+
+def _keys_only(q, k):  # [1, S]: the same for every query
+    return (torch.arange(k.shape[-2]) < 3)[None, :]
+
+
+@pytest.mark.parametrize("build, causal", [
+    (_arange_le, True), (_ge_swapped, True), (_lt_next, True), (_tril, True), (_not_triu, True),
+    (_and_all_true, True), (_strict, False), (_diagonal_1, False), (_shifted, False), (_anti, False),
+    (_keys_only, False)])
+def test_causal_masks_become_is_causal(build, causal):
+    """attention.causal_masks on an aten graph with symbolic sizes (L queries, S keys): a bool mask equal
+    to `j <= i` everywhere, however it is built from aranges, tril / triu and broadcasts, becomes
+    is_causal=True with its ops erased; any other mask stays. The graph's result is PyTorch's either way."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from mlir_sym.attention import causal_masks
+
+    def f(q, k, v):
+        return torch.ops.mlir_sym.attention(q, k, v, build(q, k), False, None)
+
+    def inputs(n):
+        return torch.randn(2, 3, n, 8), torch.randn(2, 3, n + 2, 8), torch.randn(2, 3, n + 2, 4)
+
+    gm = make_fx(f, tracing_mode="symbolic")(*inputs(5))
+    assert causal_masks(gm.graph) == int(causal)
+    (att,) = [n for n in gm.graph.nodes if n.target is torch.ops.mlir_sym.attention.default]
+    assert (att.args[3] is None and att.args[4] is True) == causal
+    compares = [n for n in gm.graph.nodes if n.op == "call_function" and n.target not in (
+        torch.ops.mlir_sym.attention.default, torch.ops.aten.sym_size.int)]
+    assert (compares == []) == causal  # the mask's ops are gone with it
+    gm.recompile()
+    for n in (1, 6):
+        q, k, v = inputs(n)
+        torch.testing.assert_close(gm(q, k, v), F.scaled_dot_product_attention(q, k, v, attn_mask=build(q, k)),
+                                   equal_nan=True)
+
+
+def test_a_mask_read_from_an_input_stays():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from mlir_sym.attention import causal_masks
+
+    def f(q, keep):
+        return torch.ops.mlir_sym.attention(q, q, q, _tril(q, q) & keep, False, None)
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(2, 3, 5, 8), torch.ones(5, 5, dtype=torch.bool))
+    assert causal_masks(gm.graph) == 0
+
+
+def test_causal_masks_switch(monkeypatch):
+    """MLIR_SYM_CAUSAL_MASKS=0 leaves a causal bool mask as a mask: the same results either way."""
+    from mlir_sym import attention
+
+    def f(q):
+        n = q.shape[-2]
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(n, n, dtype=torch.bool).tril())
+
+    seen = []
+    real = attention.causal_masks
+    monkeypatch.setattr(attention, "causal_masks", lambda g: seen.append(real(g)) or seen[-1])
+    for off in (False, True):
+        if off:
+            monkeypatch.setenv("MLIR_SYM_CAUSAL_MASKS", "0")
+        torch._dynamo.reset()
+        _run(f, (torch.randn(2, 3, 5, 8),), (torch.randn(2, 3, 9, 8),))
+    assert seen == [1]  # the first compile only
