@@ -260,3 +260,56 @@ func.func @output_in_reader_order(%q: memref<2x4x?x16xf32>, %k: memref<2x4x?x16x
   }
   return
 }
+
+// -----
+
+// The query written by a generic (GPT-2's qkv bias add, the heads split) into a [B, H, L, E] buffer
+// only the attention reads: with a library branch, a [B, L, H, E] buffer seen through a transposed
+// view (cuDNN gives its output the query's memory order, and the output is [B, L, H, E] here: no
+// copy of PyTorch's result). Without the branch (KERNEL) the buffer stays.
+// CHECK-LABEL: func.func @query_in_key_order
+// CHECK:       %[[QB:.+]] = memref.alloc(%{{.+}}) : memref<1x?x2x64xbf16>
+// CHECK-NEXT:  %[[QV:.+]] = memref.transpose %[[QB]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<1x?x2x64xbf16> to memref<1x2x?x64xbf16, strided<[?, 64, 128, 1]>>
+// CHECK-NEXT:  linalg.generic {{.*}} outs(%[[QV]] : memref<1x2x?x64xbf16, strided<[?, 64, 128, 1]>>)
+// CHECK:       func.call @__sym_attention_0(%[[QV]], %arg1, %arg1,
+// CHECK:       memref.dealloc %[[QB]]
+// KERNEL-LABEL: func.func @query_in_key_order
+// KERNEL:       %[[QB:.+]] = memref.alloc(%{{.+}}) : memref<1x2x?x64xbf16>
+// KERNEL-NOT:   memref.transpose %[[QB]] (
+func.func @query_in_key_order(%x: memref<1x2x?x64xbf16>, %k: memref<1x2x?x64xbf16>) -> memref<1x?x2x64xbf16> {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %x, %c2 : memref<1x2x?x64xbf16>
+  %q = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x?x64xbf16>) outs(%q : memref<1x2x?x64xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %s = arith.addf %in, %in : bf16
+    linalg.yield %s : bf16
+  }
+  %o = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64} ins(%q, %k, %k : memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>) outs(%o : memref<1x2x?x64xbf16>)
+  memref.dealloc %q : memref<1x2x?x64xbf16>
+  %t = memref.alloc(%l) : memref<1x?x2x64xbf16>
+  linalg.transpose ins(%o : memref<1x2x?x64xbf16>) outs(%t : memref<1x?x2x64xbf16>) permutation = [0, 2, 1, 3]
+  return %t : memref<1x?x2x64xbf16>
+}
+
+// -----
+
+// A query buffer something else reads too keeps its layout.
+// CHECK-LABEL: func.func @query_read_elsewhere
+// CHECK:       %[[QB:.+]] = memref.alloc(%{{.+}}) : memref<1x2x?x64xbf16>
+// CHECK-NOT:   memref.transpose %[[QB]] (
+// CHECK:       func.call @__sym_attention_0(%[[QB]],
+func.func @query_read_elsewhere(%x: memref<1x2x?x64xbf16>, %o: memref<1x2x?x64xbf16>, %y: memref<1x2x?x64xbf16>) {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %x, %c2 : memref<1x2x?x64xbf16>
+  %q = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x?x64xbf16>) outs(%q : memref<1x2x?x64xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %s = arith.addf %in, %in : bf16
+    linalg.yield %s : bf16
+  }
+  tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64} ins(%q, %x, %x : memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>) outs(%o : memref<1x2x?x64xbf16>)
+  memref.copy %q, %y : memref<1x2x?x64xbf16> to memref<1x2x?x64xbf16>
+  return
+}
