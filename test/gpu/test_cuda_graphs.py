@@ -85,6 +85,45 @@ def test_few_launches_are_not_graphed():
     assert "fewer than" in CudaGraphs.eligible(arts[0], backend.config.cuda_graph_min_launches)
 
 
+def test_sizes_whose_outputs_are_too_large_are_not_captured():
+    """Outputs above cuda_graph_max_bytes (known from the plan's shapes): the size runs normally and
+    is never captured (a capture there cost a graph's memory for nothing)."""
+    backend.config.cuda_graphs = True
+    backend.config.cuda_graph_max_bytes = 64 * 16 * 4  # [16, 64] float32 outputs fit, [17, 64] do not
+    try:
+        m = Block().to(DEV).eval()
+        f = torch.compile(m, backend="mlir_sym", dynamic=True)
+        with torch.no_grad():
+            for n in (5, 17, 17, 17, 5, 5, 5, 5):
+                x = torch.randn(n, 64, device=DEV)
+                torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+        g = _graphs()
+        assert g.captures == 1 and g.replays >= 1  # size 5 only
+        assert [k for k, v in g.graphs.items() if v is None] and len([v for v in g.graphs.values() if v]) == 1
+    finally:
+        backend.config.cuda_graph_max_bytes = 16 << 20
+
+
+def test_a_capture_after_every_graph_was_dropped_takes_a_fresh_pool():
+    """Dropping an artifact's only graph (a failed or discarded capture) and capturing another size:
+    PyTorch's allocator asserted (`use_count > 0`) when that capture joined the dead graphs' pool."""
+    backend.config.cuda_graphs = True
+    m = Block().to(DEV).eval()
+    f = torch.compile(m, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        for n in (5, 5, 5):
+            f(torch.randn(n, 64, device=DEV))
+        g = _graphs()
+        assert g.captures == 1
+        (key,) = [k for k, v in g.graphs.items() if v is not None]
+        g._discard(key)
+        assert g.pool is None
+        for n in (9, 9, 9):
+            x = torch.randn(n, 64, device=DEV)
+            torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
+    assert g.captures == 2 and g.replays >= 1
+
+
 class Scaled(Block):
     """A float attribute in tensor arithmetic: Dynamo passes it as a CPU scalar tensor input."""
 

@@ -103,16 +103,18 @@ class CudaGraphs:
             in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
                         for a, f in zip(args, first)]
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
-            if copied > self.max_bytes:  # a large size: launches do not dominate, copies would cost
+            cloned = self._output_bytes(plan)
+            if copied > self.max_bytes or cloned > self.max_bytes:
+                # a large size: launches do not dominate, copies and clones would cost
                 self.graphs[key] = None
-                log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy",
-                         self.artifact.name, key, copied)
+                log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy, %d "
+                         "output bytes to clone", self.artifact.name, key, copied, cloned)
                 return None
             g = self._capture(key, plan, args, in_place)
             if g is None:
                 return None
             if sum(_nbytes(o) for o in g.outs) > self.max_bytes:
-                self.graphs[key] = None  # outputs too large to clone at every call: run normally
+                self._discard(key)  # outputs too large to clone at every call: run normally
                 return None
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
             if p is not None:
@@ -130,6 +132,25 @@ class CudaGraphs:
         self.replays += 1
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in g.outs]
 
+    def _output_bytes(self, plan: tuple) -> int:
+        """The bytes of the tensor outputs of a call with this plan (their shapes are the plan's)."""
+        total = 0
+        for o, shape in zip(self.artifact.outputs, plan[2]):
+            if o.kind == "tensor" and shape is not None:
+                n = 1
+                for d in shape:
+                    n *= int(d)
+                total += n * o.dtype.itemsize
+        return total
+
+    def _discard(self, key: tuple) -> None:
+        """Run this size normally from now on, dropping its graph. When no graph is left, the next
+        capture takes a fresh memory pool: PyTorch's allocator asserts (`use_count > 0`) when a
+        capture joins a pool whose graphs were all destroyed (GPT-2 at batch 8, length 512)."""
+        self.graphs[key] = None
+        if not any(g is not None for g in self.graphs.values()):
+            self.pool = None
+
     def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list) -> _Graph | None:
         dev = torch.device(self.artifact.device)
         # the graph's own input buffers; a CPU scalar tensor (which the host program would copy to
@@ -145,7 +166,7 @@ class CudaGraphs:
         except Exception as e:  # noqa: BLE001 - a host program torch cannot capture runs normally
             log.warning("mlir_sym: CUDA graph capture of %s failed for sizes %s (%s); running it normally",
                         self.artifact.name, key, str(e).splitlines()[0])
-            self.graphs[key] = None
+            self._discard(key)
             return None
         scalars = {i: repr(a.item()) for i, (a, p) in enumerate(zip(args, in_place))
                    if p is None and isinstance(a, torch.Tensor) and a.device.type == "cpu"}
