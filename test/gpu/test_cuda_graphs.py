@@ -85,21 +85,33 @@ def test_few_launches_are_not_graphed():
     assert "fewer than" in CudaGraphs.eligible(arts[0], backend.config.cuda_graph_min_launches)
 
 
-def test_sizes_whose_outputs_are_too_large_are_not_captured():
-    """Outputs above cuda_graph_max_bytes (known from the plan's shapes): the size runs normally and
-    is never captured (a capture there cost a graph's memory for nothing)."""
+@pytest.mark.parametrize("payback, graphed", [(4.0, True), (1e12, False)])
+def test_large_sizes_are_graphed_when_their_host_time_pays_for_the_copies(monkeypatch, payback, graphed):
+    """Copies and clones above cuda_graph_max_bytes (outputs known from the plan's shapes): the size
+    is captured only when its normal call's host time is at least PAYBACK times the copies' device
+    time (a Block's host program: tens of us against ns of copies), never above MAX_GRAPH_BYTES;
+    else it runs normally and is never captured."""
+    from mlir_sym.runtime import cuda_graphs
+
+    monkeypatch.setattr(cuda_graphs, "PAYBACK", payback)
     backend.config.cuda_graphs = True
-    backend.config.cuda_graph_max_bytes = 64 * 16 * 4  # [16, 64] float32 outputs fit, [17, 64] do not
+    backend.config.cuda_graph_max_bytes = 64 * 16 * 4  # [16, 64] float32 in and out fit, [17, 64] does not
     try:
         m = Block().to(DEV).eval()
         f = torch.compile(m, backend="mlir_sym", dynamic=True)
         with torch.no_grad():
-            for n in (5, 17, 17, 17, 5, 5, 5, 5):
+            for n in (3, 17, 17, 17, 3, 3, 3, 3):
                 x = torch.randn(n, 64, device=DEV)
                 torch.testing.assert_close(f(x), m(x), rtol=1e-4, atol=1e-4)
         g = _graphs()
-        assert g.captures == 1 and g.replays >= 1  # size 5 only
-        assert [k for k, v in g.graphs.items() if v is None] and len([v for v in g.graphs.values() if v]) == 1
+        large = [v for k, v in g.graphs.items() if 17 in k]
+        assert len(large) == 1 and (large[0] is not None) == graphed
+        assert g.captures == 1 + graphed and g.replays >= 2
+        monkeypatch.setattr(cuda_graphs, "MAX_GRAPH_BYTES", 64 * 16 * 4 * 2)
+        with torch.no_grad():
+            for n in (40, 40, 40):  # host time pays, but 2 x [40, 64] float32 is above the cap
+                f(torch.randn(n, 64, device=DEV))
+        assert [v for k, v in g.graphs.items() if 40 in k] == [None]
     finally:
         backend.config.cuda_graph_max_bytes = 16 << 20
 

@@ -8,9 +8,13 @@ call with the same input sizes (the artifact's memo key) captures the whole host
 graph (torch.cuda.graph, one memory pool per artifact); later calls with those sizes copy the inputs
 into the graph's input buffers, replay the graph and return copies of its outputs: about one host
 statement per input and output instead of one per launch. The first call of a size runs normally.
-Only small sizes are graphed: a size whose inputs to copy or outputs to clone exceed `max_bytes`
-(16 MiB, `MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) a call runs normally (there the kernels dominate, and
-copies and the graph's memory would cost).
+A size whose inputs to copy and outputs to clone are at most `max_bytes` a call (16 MiB,
+`MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed. A larger one is graphed when its host program paid for
+the copies: its first (normal) call's host time at least `PAYBACK` times what copying those bytes
+costs on the device (read and write at `COPY_BYTES_PER_S`), up to `MAX_GRAPH_BYTES`. GPT-2 at batch 8,
+length 128 returns 41 MB (logits, keys and values: about 55 us to clone) from a host program of 2-3 ms
+on an H100 host; where the kernels dominate (one large elementwise op) the copies would cost and the
+size runs normally.
 
 What the graph reads in place: an input that was the same tensor object, at the same address, at
 the first two calls of the size (parameters, buffers) is not copied; a later call with another
@@ -34,6 +38,10 @@ import torch
 
 log = logging.getLogger("mlir_sym.runtime")
 
+PAYBACK = 4.0  # a large size is graphed when its host time is this many times its copies' device time
+COPY_BYTES_PER_S = 1.5e12  # device copies, read and write (an H100 copies 3 TB/s of both)
+MAX_GRAPH_BYTES = 256 << 20  # never more input and output bytes a call than this in a graph
+
 
 @dataclass
 class _Graph:
@@ -54,6 +62,7 @@ class CudaGraphs:
         self.max_bytes = max_bytes
         self.graphs: dict[tuple, _Graph | None] = {}  # None: this size runs normally
         self.first_ptrs: dict[tuple, list] = {}
+        self.host_s: dict[tuple, float] = {}  # a size's host time at its normal call (artifact.py)
         self.pool = None
         self.captures = 0
         self.replays = 0
@@ -104,17 +113,14 @@ class CudaGraphs:
                         for a, f in zip(args, first)]
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
             cloned = self._output_bytes(plan)
-            if copied > self.max_bytes or cloned > self.max_bytes:
-                # a large size: launches do not dominate, copies and clones would cost
+            why = self._why_not_graphed(key, copied + cloned)
+            if why is not None:
                 self.graphs[key] = None
                 log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy, %d "
-                         "output bytes to clone", self.artifact.name, key, copied, cloned)
+                         "output bytes to clone, %s", self.artifact.name, key, copied, cloned, why)
                 return None
             g = self._capture(key, plan, args, in_place)
             if g is None:
-                return None
-            if sum(_nbytes(o) for o in g.outs) > self.max_bytes:
-                self._discard(key)  # outputs too large to clone at every call: run normally
                 return None
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
             if p is not None:
@@ -131,6 +137,25 @@ class CudaGraphs:
         g.replays += 1
         self.replays += 1
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in g.outs]
+
+    def ran(self, key: tuple, host_s: float) -> None:
+        """A normal call of size `key` took `host_s` seconds of host time (launches are asynchronous)."""
+        if key not in self.graphs:
+            if len(self.host_s) >= 1024:
+                self.host_s.clear()
+            self.host_s[key] = min(host_s, self.host_s.get(key, host_s))
+
+    def _why_not_graphed(self, key: tuple, nbytes: int) -> str | None:
+        """Why a size copying and cloning `nbytes` a call runs normally, or None (see the module doc)."""
+        if nbytes <= self.max_bytes:
+            return None
+        if nbytes > MAX_GRAPH_BYTES:
+            return f"above {MAX_GRAPH_BYTES} bytes"
+        host = self.host_s.get(key)
+        copies = 2 * nbytes / COPY_BYTES_PER_S
+        if host is None or host < PAYBACK * copies:
+            return f"host time {host} s against copies of {copies:.2e} s"
+        return None
 
     def _output_bytes(self, plan: tuple) -> int:
         """The bytes of the tensor outputs of a call with this plan (their shapes are the plan's)."""
