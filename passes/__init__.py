@@ -26,6 +26,7 @@ from mlir_sym.passes import (  # noqa: F401
     gpu_occupancy,
     gpu_dynamic_offsets,
     gpu_unique_kernel_names,
+    gpu_warp_reduce,
     guard_cse,
     guard_schedule,
     interchange_for_locality,

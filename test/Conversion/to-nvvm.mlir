@@ -6,7 +6,8 @@
 
 // The fused pointwise chain is one launch over the linearized [m, n] space: blocks of 256 threads,
 // 4 elements per thread (ceil(m*n/1024) blocks). The row sum is one block per row (32..256 threads:
-// the fewest that give each at most 16 elements of the row) that reduces with gpu.all_reduce (warp shuffles) and combines with the fill's value
+// the fewest that give each at most 16 elements of the row, chosen at run time) that reduces with xor shuffles and a value per warp in shared
+// memory (sym-gpu-warp-reduce) and combines with the fill's value
 // (the fill itself is folded into the reduction: no launch, no read back).
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    memref<?x?xf32>
