@@ -229,8 +229,8 @@ class _MaskValues:
         t, args, val = a.target, a.args, _val(a)
         if not isinstance(val, torch.Tensor) or val.dim() != len(idx):
             return _NO_VALUE
-        if val.dtype.is_floating_point or val.dtype.is_complex:
-            return _NO_VALUE  # rounding: only integer and bool values are exact expressions
+        if val.dtype not in (torch.int64, torch.int32, torch.bool):
+            return _NO_VALUE  # only values that neither round nor wrap (uint8 j - i) are exact expressions
         kw = a.kwargs
         if t in (aten.arange.default, aten.arange.start, aten.arange.start_step):
             start = args[0] if t is not aten.arange.default and len(args) > 1 else 0

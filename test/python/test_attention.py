@@ -198,13 +198,19 @@ def _anti(q, k):  # i <= j
     return torch.arange(q.shape[-2])[:, None] <= torch.arange(k.shape[-2])[None, :]
 
 
+def _wrapping(q, k):  # uint8 positions: j - i wraps, so (j - i) <= 0 is j == i, not j <= i
+    i = torch.arange(q.shape[-2], dtype=torch.uint8)[:, None]
+    j = torch.arange(k.shape[-2], dtype=torch.uint8)[None, :]
+    return (j - i) <= 0
+
+
 def _keys_only(q, k):  # [1, S]: the same for every query
     return (torch.arange(k.shape[-2]) < 3)[None, :]
 
 
 @pytest.mark.parametrize("build, causal", [
     (_arange_le, True), (_ge_swapped, True), (_lt_next, True), (_tril, True), (_not_triu, True),
-    (_and_all_true, True), (_strict, False), (_diagonal_1, False), (_shifted, False), (_anti, False),
+    (_and_all_true, True), (_strict, False), (_wrapping, False), (_diagonal_1, False), (_shifted, False), (_anti, False),
     (_keys_only, False)])
 def test_causal_masks_become_is_causal(build, causal):
     """attention.causal_masks on an aten graph with symbolic sizes (L queries, S keys): a bool mask equal
