@@ -173,6 +173,26 @@ def test_split_groups_balances_and_keeps_order():
     assert ptx.split_groups(texts[:3], 8) == [texts[:3]]  # too few kernels to be worth a process
 
 
+def test_a_kernel_a_worker_when_workers_were_started_ahead(monkeypatch):
+    """Workers started ahead take one kernel each (the largest alone bounds the wait): 6 kernels on 8
+    workers are 6 groups, not 3; without workers ahead a worker still gets at least 2."""
+    texts = ["a" * 50, "b" * 10, "c" * 40, "d" * 20, "e" * 30, "f" * 5]
+    assert [len(g) for g in ptx.split_groups(texts, 8, 1)] == [1] * 6
+    assert len(ptx.split_groups(texts, 8)) == 3
+
+    class Alive:
+        def poll(self):
+            return None
+
+    monkeypatch.delenv("MLIR_SYM_PTX_KERNELS_PER_WORKER", raising=False)
+    monkeypatch.setattr(ptx, "_started", [])
+    assert ptx.kernels_per_worker() == ptx.MIN_KERNELS_PER_WORKER
+    monkeypatch.setattr(ptx, "_started", [Alive(), Alive()])
+    assert ptx.kernels_per_worker() == 1
+    monkeypatch.setenv("MLIR_SYM_PTX_KERNELS_PER_WORKER", "3")
+    assert ptx.kernels_per_worker() == 3
+
+
 @needs_nvptx
 def test_ptx_parts_compile_in_worker_processes(tmp_path, monkeypatch):
     """Kernels in groups, each compiled by ptx_worker.py in a process of its own: the same PTX as
