@@ -713,7 +713,8 @@ class GpuAttention(SymPass):
         writers = [o for o, n in users if o.name == "linalg.generic" and
                    n >= list(ir.DenseI32ArrayAttr(o.attributes["operandSegmentSizes"]))[0]]
         if casts or len(writers) != 1 or writers[0].block != att.block or not _before(writers[0], att) \
-                or any(o not in (att, writers[0]) and o.name != "memref.dealloc" for o, _ in users):
+                or any(o not in (att, writers[0]) and o.name != "memref.dealloc" for o, _ in users) \
+                or [n for o, n in users if o == att] != [0]:  # q is also k or v: keep it
             return q
         order = [0, 2, 1, 3]
         dynamic = ir.ShapedType.get_dynamic_size()

@@ -92,6 +92,11 @@ def _block_x(launch: ir.Operation) -> tuple[ir.Value, set[int]] | None:
     return None if sizes is None else (launch.operands[first], sizes)
 
 
+def _workgroup_count(launch: ir.Operation) -> int:
+    return ir.IntegerAttr(launch.attributes["workgroup_attributions"]).value \
+        if "workgroup_attributions" in launch.attributes else 0
+
+
 def _combiner(op: ir.Operation) -> str | None:
     """The arith op combining two values of this all_reduce, when we lower it; else None."""
     if len(op.regions[0].blocks) or "op" not in op.attributes or "uniform" not in op.attributes:
@@ -119,6 +124,8 @@ class GpuWarpReduce(SymPass):
                 continue
             sizes = block[1]
             warps = next(iter(sizes)) // WARP if len(sizes) == 1 else -(max(sizes) // WARP)
+            if warps != 1 and len(launch.regions[0].blocks[0].arguments) != 12 + _workgroup_count(launch):
+                continue  # private attributions follow the workgroup ones: no buffer appended here
             for red in [o for o in walk_ops(launch) if o.name == "gpu.all_reduce"]:
                 combine = _combiner(red)
                 if combine is None:
@@ -170,10 +177,7 @@ class GpuWarpReduce(SymPass):
     @staticmethod
     def _workgroup_buffer(launch: ir.Operation, body: ir.Block, t: ir.Type, n: int) -> ir.Value:
         """A new workgroup attribution of the launch: memref<n x t> in shared memory."""
-        count = ir.IntegerAttr(launch.attributes["workgroup_attributions"]).value \
-            if "workgroup_attributions" in launch.attributes else 0
-        if len(body.arguments) != 12 + count:  # private attributions follow the workgroup ones
-            raise ValueError("sym-gpu-warp-reduce: a launch with private attributions")
+        count = _workgroup_count(launch)
         space = ir.Attribute.parse("#gpu.address_space<workgroup>")
         arg = body.add_argument(ir.MemRefType.get([n], t, memory_space=space), launch.location)
         launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), count + 1)

@@ -200,13 +200,29 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
 
 
 _NO_VALUE = None  # what _MaskValues gives for an element it cannot write as an expression of the indices
+_SMALL = 1 << 20  # constants read as exact: positions plus such offsets stay far from int32's range
+
+
+def _is_bool(a: Any) -> bool | None:
+    """Whether an operand is bool (a Python bool or a bool tensor), an integer (False), or neither (None)."""
+    if isinstance(a, bool):
+        return True
+    if isinstance(a, int):
+        return False if abs(a) <= _SMALL else None
+    v = _val(a) if isinstance(a, fx.Node) else None
+    if not isinstance(v, torch.Tensor):
+        return None
+    return True if v.dtype == torch.bool else False if v.dtype in (torch.int32, torch.int64) else None
 
 
 class _MaskValues:
     """A bool tensor of an aten graph computed from sizes alone (aranges, comparisons, views, expands),
     element by element: `at(node, idx)` is a sympy expression of the index symbols `idx` (one per dim of
     the node), or None where the node or an op on the way is not understood. Only ops whose element
-    (i0, i1, ...) is a closed form of the indices are read; anything loaded from memory is None."""
+    (i0, i1, ...) is a closed form of the indices are read; anything loaded from memory is None.
+    Integers and bools are kept apart (sympy reads an integer symbol as a boolean in And / Not, and
+    `Eq(1, True)` as false, unlike torch): arithmetic and comparisons take int32 / int64 operands and
+    constants of at most 2^20 (no wrap-around), logical ops take bools."""
 
     def __init__(self) -> None:
         import sympy
@@ -235,27 +251,32 @@ class _MaskValues:
         if t in (aten.arange.default, aten.arange.start, aten.arange.start_step):
             start = args[0] if t is not aten.arange.default and len(args) > 1 else 0
             step = args[2] if len(args) > 2 else kw.get("step", 1)
-            if type(start) is not int or type(step) is not int:
+            if type(start) is not int or type(step) is not int or abs(start) > _SMALL or abs(step) > _SMALL:
                 return _NO_VALUE
             return sp.Integer(start) + step * idx[0]
         if t in (aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor):
-            if kw.get("alpha", 1) != 1 or (len(args) > 2 and args[2] != 1):
+            if kw.get("alpha", 1) != 1 or (len(args) > 2 and args[2] != 1) or val.dtype == torch.bool \
+                    or any(_is_bool(o) is not False for o in args[:2]):
                 return _NO_VALUE
             x, y = (self._broadcast(o, val, idx) for o in args[:2])
             if x is None or y is None:
                 return _NO_VALUE
             return x + y if t is aten.add.Tensor else x - y if t is aten.sub.Tensor else x * y
         if t in self._rel:
+            if any(_is_bool(o) is not False for o in args[:2]):
+                return _NO_VALUE
             x, y = (self._broadcast(o, val, idx) for o in args[:2])
             return _NO_VALUE if x is None or y is None else self._rel[t](x, y)
         if t in (aten.logical_and.default, aten.bitwise_and.Tensor, aten.logical_or.default, aten.bitwise_or.Tensor):
-            if val.dtype != torch.bool:
+            if val.dtype != torch.bool or any(_is_bool(o) is not True for o in args[:2]):
                 return _NO_VALUE
             x, y = (self._broadcast(o, val, idx) for o in args[:2])
             if x is None or y is None:
                 return _NO_VALUE
             return sp.And(x, y) if t in (aten.logical_and.default, aten.bitwise_and.Tensor) else sp.Or(x, y)
         if t in (aten.logical_not.default, aten.bitwise_not.default) and val.dtype == torch.bool:
+            if _is_bool(args[0]) is not True:
+                return _NO_VALUE
             x = self.at(args[0], idx)
             return _NO_VALUE if x is None else sp.Not(x)
         if t in (aten.full.default, aten.full_like.default, aten.ones.default, aten.zeros.default,
@@ -268,7 +289,7 @@ class _MaskValues:
         if t in (aten.tril.default, aten.triu.default) and val.dim() >= 2:
             diag = args[1] if len(args) > 1 else kw.get("diagonal", 0)
             x = self.at(args[0], idx)
-            if x is None or type(diag) is not int or val.dtype != torch.bool:
+            if x is None or type(diag) is not int or val.dtype != torch.bool or abs(diag) > _SMALL:
                 return _NO_VALUE
             i, j = idx[-2], idx[-1]
             keep = sp.Le(j, i + diag) if t is aten.tril.default else sp.Ge(j, i + diag)

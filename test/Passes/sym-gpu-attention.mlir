@@ -313,3 +313,24 @@ func.func @query_read_elsewhere(%x: memref<1x2x?x64xbf16>, %o: memref<1x2x?x64xb
   memref.copy %q, %y : memref<1x2x?x64xbf16> to memref<1x2x?x64xbf16>
   return
 }
+
+// -----
+
+// The query buffer is also the keys and values (self-attention of one computed tensor): it keeps
+// its layout (the other operands would still name the replaced buffer).
+// CHECK-LABEL: func.func @query_is_key_and_value
+// CHECK:       %[[QB:.+]] = memref.alloc(%{{.+}}) : memref<1x2x?x64xbf16>
+// CHECK-NOT:   memref.transpose %[[QB]] (
+// CHECK:       func.call @__sym_attention_0(%[[QB]], %[[QB]], %[[QB]],
+func.func @query_is_key_and_value(%x: memref<1x2x?x64xbf16>, %o: memref<1x2x?x64xbf16>) {
+  %c2 = arith.constant 2 : index
+  %l = memref.dim %x, %c2 : memref<1x2x?x64xbf16>
+  %q = memref.alloc(%l) : memref<1x2x?x64xbf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x?x64xbf16>) outs(%q : memref<1x2x?x64xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %s = arith.addf %in, %in : bf16
+    linalg.yield %s : bf16
+  }
+  tm_tensor.attention {sym.causal = false, sym.scale = 1.250000e-01 : f64} ins(%q, %q, %q : memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>, memref<1x2x?x64xbf16>) outs(%o : memref<1x2x?x64xbf16>)
+  return
+}

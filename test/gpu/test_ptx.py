@@ -186,11 +186,11 @@ def test_a_kernel_a_worker_when_workers_were_started_ahead(monkeypatch):
 
     monkeypatch.delenv("MLIR_SYM_PTX_KERNELS_PER_WORKER", raising=False)
     monkeypatch.setattr(ptx, "_started", [])
-    assert ptx.kernels_per_worker() == ptx.MIN_KERNELS_PER_WORKER
-    monkeypatch.setattr(ptx, "_started", [Alive(), Alive()])
-    assert ptx.kernels_per_worker() == 1
+    assert ptx.kernels_per_worker(8) == (ptx.MIN_KERNELS_PER_WORKER, 8)
+    monkeypatch.setattr(ptx, "_started", [Alive(), Alive(), Alive()])
+    assert ptx.kernels_per_worker(8) == (1, 3)  # a kernel each for the workers started ahead only
     monkeypatch.setenv("MLIR_SYM_PTX_KERNELS_PER_WORKER", "3")
-    assert ptx.kernels_per_worker() == 3
+    assert ptx.kernels_per_worker(8) == (3, 8)
 
 
 @needs_nvptx

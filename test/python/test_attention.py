@@ -204,13 +204,31 @@ def _wrapping(q, k):  # uint8 positions: j - i wraps, so (j - i) <= 0 is j == i,
     return (j - i) <= 0
 
 
+def _int_eq_bool(q, k):  # torch: 1 == True everywhere, so the mask is all true (sympy: Eq(1, true) is false)
+    L, S = q.shape[-2], k.shape[-2]
+    return (torch.arange(S)[None, :] <= torch.arange(L)[:, None]) | (
+        torch.ones(L, S, dtype=torch.int64) == torch.ones(L, S, dtype=torch.bool))
+
+
+def _logic_on_ints(q, k):  # j <= (i != 0), written with logical_not twice (sympy: Not(Not(i)) is i)
+    nz = torch.logical_not(torch.logical_not(torch.arange(q.shape[-2])))[:, None]
+    return torch.arange(k.shape[-2])[None, :] <= nz
+
+
+def _wrapping_int32(q, k):  # j + c <= i + c wraps for c near 2^31: not j <= i at every element
+    c = 2 ** 31 - 1
+    return (torch.arange(k.shape[-2], dtype=torch.int32)[None, :] + c) <= \
+        (torch.arange(q.shape[-2], dtype=torch.int32)[:, None] + c)
+
+
 def _keys_only(q, k):  # [1, S]: the same for every query
     return (torch.arange(k.shape[-2]) < 3)[None, :]
 
 
 @pytest.mark.parametrize("build, causal", [
     (_arange_le, True), (_ge_swapped, True), (_lt_next, True), (_tril, True), (_not_triu, True),
-    (_and_all_true, True), (_strict, False), (_wrapping, False), (_diagonal_1, False), (_shifted, False), (_anti, False),
+    (_and_all_true, True), (_strict, False), (_wrapping, False), (_int_eq_bool, False),
+    (_logic_on_ints, False), (_wrapping_int32, False), (_diagonal_1, False), (_shifted, False), (_anti, False),
     (_keys_only, False)])
 def test_causal_masks_become_is_causal(build, causal):
     """attention.causal_masks on an aten graph with symbolic sizes (L queries, S keys): a bool mask equal

@@ -231,16 +231,17 @@ def compile_workers() -> int:
 MIN_KERNELS_PER_WORKER = 2  # below this a worker's start (~0.1 s) costs more than its kernels
 
 
-def kernels_per_worker() -> int:
-    """The fewest kernels a worker process gets: MIN_KERNELS_PER_WORKER, or 1 when workers were
-    started ahead (`prestart`: their start overlapped the lowering, so a kernel of its own costs one
-    request; the largest kernel alone then bounds the wait). `MLIR_SYM_PTX_KERNELS_PER_WORKER` sets it."""
+def kernels_per_worker(workers: int) -> tuple[int, int]:
+    """(the fewest kernels a worker process gets, how many workers): MIN_KERNELS_PER_WORKER, or 1 for
+    as many workers as were started ahead and are alive (`prestart`: their start overlapped the
+    lowering, so a kernel of its own costs one request; the largest kernel alone then bounds the
+    wait). `MLIR_SYM_PTX_KERNELS_PER_WORKER` sets the first."""
     env = os.environ.get("MLIR_SYM_PTX_KERNELS_PER_WORKER")
     if env:
-        return max(1, int(env))
+        return max(1, int(env)), workers
     with _started_lock:
         ahead = sum(1 for p in _started if p.poll() is None)
-    return 1 if ahead >= 2 else MIN_KERNELS_PER_WORKER
+    return (1, min(workers, ahead)) if ahead >= 2 else (MIN_KERNELS_PER_WORKER, workers)
 
 
 def split_groups(texts: Sequence[str], workers: int, per_worker: int | None = None) -> list[list[str]]:
@@ -266,7 +267,8 @@ def compile_ptx_parts(llvm_ir: Sequence[str], *, arch: str = DEFAULT_ARCH, featu
     in worker processes (ptx_worker.py); each group is one PTX module, cached on its own. `then` runs
     on each module as soon as it is made, in the same thread (the GPU runtime assembles its cubin:
     one module's ptxas overlaps the others' PTX)."""
-    groups = split_groups(list(llvm_ir), compile_workers() if workers is None else workers, kernels_per_worker())
+    per_worker, workers = kernels_per_worker(compile_workers() if workers is None else workers)
+    groups = split_groups(list(llvm_ir), workers, per_worker)
     if len(groups) == 1:
         ptx = compile_ptx(groups[0], arch=arch, features=features, opt=opt, use_cache=use_cache)
         if then is not None:

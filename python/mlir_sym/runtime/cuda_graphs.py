@@ -10,7 +10,7 @@ into the graph's input buffers, replay the graph and return copies of its output
 statement per input and output instead of one per launch. The first call of a size runs normally.
 A size whose inputs to copy and outputs to clone are at most `max_bytes` a call (16 MiB,
 `MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed. A larger one is graphed when its host program paid for
-the copies: its first (normal) call's host time at least `PAYBACK` times what copying those bytes
+the copies: the least host time of its first two (normal) calls at least `PAYBACK` times what copying those bytes
 costs on the device (read and write at `COPY_BYTES_PER_S`), up to `MAX_GRAPH_BYTES`. GPT-2 at batch 8,
 length 128 returns 41 MB (logits, keys and values: about 55 us to clone) from a host program of 2-3 ms
 on an H100 host; where the kernels dominate (one large elementwise op) the copies would cost and the
@@ -41,6 +41,7 @@ log = logging.getLogger("mlir_sym.runtime")
 PAYBACK = 4.0  # a large size is graphed when its host time is this many times its copies' device time
 COPY_BYTES_PER_S = 1.5e12  # device copies, read and write (an H100 copies 3 TB/s of both)
 MAX_GRAPH_BYTES = 256 << 20  # never more input and output bytes a call than this in a graph
+_PENDING = "pending"  # _why_not_graphed: not enough host times of the size yet
 
 
 @dataclass
@@ -62,7 +63,7 @@ class CudaGraphs:
         self.max_bytes = max_bytes
         self.graphs: dict[tuple, _Graph | None] = {}  # None: this size runs normally
         self.first_ptrs: dict[tuple, list] = {}
-        self.host_s: dict[tuple, float] = {}  # a size's host time at its normal call (artifact.py)
+        self.host_s: dict[tuple, tuple[float, int]] = {}  # a size's least host time of normal calls, how many
         self.pool = None
         self.captures = 0
         self.replays = 0
@@ -114,6 +115,9 @@ class CudaGraphs:
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
             cloned = self._output_bytes(plan)
             why = self._why_not_graphed(key, copied + cloned)
+            if why == _PENDING:  # one host time so far: decide after another normal call
+                self.first_ptrs[key] = first
+                return None
             if why is not None:
                 self.graphs[key] = None
                 log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy, %d "
@@ -139,11 +143,13 @@ class CudaGraphs:
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in g.outs]
 
     def ran(self, key: tuple, host_s: float) -> None:
-        """A normal call of size `key` took `host_s` seconds of host time (launches are asynchronous)."""
+        """A normal call of size `key` took `host_s` seconds of host time (launches are asynchronous):
+        the least of the calls so far, and how many."""
         if key not in self.graphs:
             if len(self.host_s) >= 1024:
                 self.host_s.clear()
-            self.host_s[key] = min(host_s, self.host_s.get(key, host_s))
+            best, n = self.host_s.get(key, (host_s, 0))
+            self.host_s[key] = (min(best, host_s), n + 1)
 
     def _why_not_graphed(self, key: tuple, nbytes: int) -> str | None:
         """Why a size copying and cloning `nbytes` a call runs normally, or None (see the module doc)."""
@@ -151,9 +157,11 @@ class CudaGraphs:
             return None
         if nbytes > MAX_GRAPH_BYTES:
             return f"above {MAX_GRAPH_BYTES} bytes"
-        host = self.host_s.get(key)
+        host, n = self.host_s.get(key, (None, 0))
+        if n < 2:  # the first call of a size pays one-time costs (cuDNN plans, cuBLAS workspaces, allocations)
+            return _PENDING
         copies = 2 * nbytes / COPY_BYTES_PER_S
-        if host is None or host < PAYBACK * copies:
+        if host < PAYBACK * copies:
             return f"host time {host} s against copies of {copies:.2e} s"
         return None
 
