@@ -608,13 +608,7 @@ class GpuAttention(SymPass):
         order = sorted(range(len(results)), key=lambda d: results[d].position)
         if order == list(range(len(results))):
             return out
-        ot = ir.MemRefType(out.type)
-        dynamic = ir.ShapedType.get_dynamic_size()
-        sizes = iter(alloc.operands)
-        dyn = [next(sizes) if ot.shape[d] == dynamic else None for d in range(ot.rank)]
-        with ir.InsertionPoint(alloc), alloc.location:
-            new = memref_d.AllocOp(ir.MemRefType.get([ot.shape[d] for d in order], ot.element_type),
-                                   [dyn[d] for d in order if dyn[d] is not None], []).result
+        new = _permuted_alloc(alloc, order)
         view = transpose_view(new, _inverse(order), at)
         if view is None:
             defining_op(new).erase()
@@ -717,12 +711,7 @@ class GpuAttention(SymPass):
                 or [n for o, n in users if o == att] != [0]:  # q is also k or v: keep it
             return q
         order = [0, 2, 1, 3]
-        dynamic = ir.ShapedType.get_dynamic_size()
-        sizes = iter(alloc.operands)
-        dyn = [next(sizes) if qt.shape[d] == dynamic else None for d in range(qt.rank)]
-        with ir.InsertionPoint(alloc), alloc.location:
-            new = memref_d.AllocOp(ir.MemRefType.get([qt.shape[d] for d in order], qt.element_type),
-                                   [dyn[d] for d in order if dyn[d] is not None], []).result
+        new = _permuted_alloc(alloc, order)
         view = transpose_view(new, order, alloc)
         if view is None:
             defining_op(new).erase()
@@ -779,6 +768,18 @@ class GpuAttention(SymPass):
             self.bump("library-results-in-place")
         self.bump("library-branches")
         return done.operation
+
+
+def _permuted_alloc(alloc: ir.Operation, order: list[int]) -> ir.Value:
+    """Before `alloc` (a memref.alloc): a new buffer whose dim d is the old one's dim order[d] (the
+    dynamic sizes follow their dims)."""
+    t = ir.MemRefType(alloc.results[0].type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes = iter(alloc.operands)
+    dyn = [next(sizes) if t.shape[d] == dynamic else None for d in range(t.rank)]
+    with ir.InsertionPoint(alloc), alloc.location:
+        return memref_d.AllocOp(ir.MemRefType.get([t.shape[d] for d in order], t.element_type),
+                                [dyn[d] for d in order if dyn[d] is not None], []).result
 
 
 def _reshaped_argument(op: ir.Operation) -> bool:
