@@ -173,7 +173,7 @@ func.func @strided(%x: memref<?xf32>, %n: index) -> i32 {
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
-// The block: the fewest threads (32..256) that give each at most 16 elements of the row.
+// The block: the fewest threads (32..256) that give each at most 64 bytes of the row (16 f32).
 // CHECK:       %[[L2:.*]] = arith.cmpi ule, %[[N]], %c2048
 // CHECK:       arith.select %[[L2]], %c128, %c256 : index
 // CHECK:       %[[L0:.*]] = arith.cmpi ule, %[[N]], %c512
@@ -204,6 +204,40 @@ func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
       %v = memref.load %x[%i, %j] : memref<?x?xf32>
       %acc = memref.load %s[%i] : memref<?xf32>
       %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// bf16 rows: the block size counts bytes, so a thread takes up to 32 elements (4 vectors of 8), as
+// many loads in flight as float32's 16; rows held in registers are 4 vectors of 8 bf16 a thread too.
+// CHECK-LABEL: func.func @row_sum_bf16
+// CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
+// CHECK:       %[[L2:.*]] = arith.cmpi ule, %[[N]], %c4096
+// CHECK:       arith.select %[[L2]], %c128, %c256 : index
+// CHECK:       %[[L0:.*]] = arith.cmpi ule, %[[N]], %c1024
+// CHECK:       arith.select %[[L0]], %c32, %{{.*}} : index
+// REG-LABEL: func.func @row_sum_bf16
+// REG:         gpu.launch
+// REG-COUNT-4:   vector.load %arg0{{.*}} : memref<?x?xbf16>, vector<8xbf16>
+// REG-NOT:       vector.load
+// REG:           gpu.all_reduce add
+func.func @row_sum_bf16(%x: memref<?x?xbf16>, %s: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xbf16>
+  %n = memref.dim %x, %c1 : memref<?x?xbf16>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xbf16>
+      %w = arith.extf %v : bf16 to f32
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %w, %acc : f32
       memref.store %t, %s[%i] : memref<?xf32>
     }
     scf.reduce
@@ -493,7 +527,7 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // and the sizes taken from them become the sizes they were made with. MEM (row-registers=0): the
 // loops re-read the row.
 //
-// By default, rows of at most 16 elements per thread (4 vectors of 4 f32) are held in registers, a
+// By default, rows of at most 64 bytes per thread (4 vectors of 4 f32) are held in registers, a
 // runtime split: each thread loads its vectors once (4 loads at tx*4 + s*bdim*4, each masked to the
 // row), every loop works on them, so the exp of the sum is the exp the normalization divides (one
 // math.exp per element, after CSE); the stores go under each vector's bounds check. Longer rows and unaligned
@@ -607,6 +641,51 @@ func.func @softmax_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
   return %ok : i32
 }
 
+
+// -----
+
+// A bf16 row group: 64 bytes of the row a thread in registers are 4 vectors of 8 bf16 (32 elements).
+// REG-LABEL: func.func @row_scale_bf16
+// REG:         gpu.launch blocks(%{{.*}}) in ({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%[[BDIM:[a-z0-9_]+]] = %{{.*}}, {{.*}})
+// REG:           %[[CAP:.*]] = arith.muli %[[BDIM]], %c32
+// REG:           scf.if
+// REG-COUNT-4:     vector.load %arg0{{.*}} : memref<?x?xbf16>, vector<8xbf16>
+// REG-NOT:         vector.load
+// REG:             gpu.all_reduce add
+// REG-COUNT-4:     vector.store {{.*}} : memref<?x?xbf16>, vector<8xbf16>
+func.func @row_scale_bf16(%x: memref<?x?xbf16>, %y: memref<?x?xbf16>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xbf16>
+  %n = memref.dim %x, %c1 : memref<?x?xbf16>
+  %s = memref.alloc(%m) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xbf16>
+      %w = arith.extf %v : bf16 to f32
+      %acc = memref.load %s[%i] : memref<?xf32>
+      %r = arith.addf %w, %acc : f32
+      memref.store %r, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xbf16>
+    %w = arith.extf %v : bf16 to f32
+    %ss = memref.load %s[%i] : memref<?xf32>
+    %r = arith.divf %w, %ss : f32
+    %t = arith.truncf %r : f32 to bf16
+    memref.store %t, %y[%i, %j] : memref<?x?xbf16>
+    scf.reduce
+  }
+  return %ok : i32
+}
 // -----
 
 // The row max is also read after the group (copied to an output): it stays a buffer, stored by thread
