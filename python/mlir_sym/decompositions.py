@@ -28,6 +28,22 @@ eager's semantics, under symbolic sizes:
                             when those are equal too; a non-finite range fails as eager's does);
                             counts added by an index_put with accumulate
                             (a scatter: atomic adds on the GPU)
+  mode                      a stable sort along the dim; runs of equal values (a run starts where a
+                            value differs from its predecessor: every NaN is a run of its own, -0.0 and
+                            0.0 are one), their starts by a cumulative max of positions, each position's
+                            length so far; the value is the input's element at the returned index.
+                            CPU (eager's std::sort then a scan keeping the first longest run): the
+                            smallest of the most frequent values, its largest index (eager's for slices
+                            of up to 16, where std::sort is an insertion sort; beyond, eager's index is
+                            whichever introsort leaves last: unspecified). CUDA tensors get CUDA eager's
+                            rules: slices of up to 2048, its fused kernel's (ties between longest runs
+                            resolved in its block reduction's order, which is not the smallest value;
+                            the largest index); longer ones, thrust's (the smallest value, the smallest
+                            index), chosen at run time from the symbolic length. NaN: eager's comparator
+                            is not NaN-aware, so its result depends on where NaNs sit; ours treats NaNs
+                            as distinct values sorted last (an all-NaN slice gives NaN at index 0, as
+                            eager); it matches eager for trailing NaNs, and for leading ones before a
+                            repeated value
 """
 from __future__ import annotations
 
@@ -182,3 +198,69 @@ def histc(x: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> t
     pos = torch.where(keep, torch.clamp(pos, 0, bins - 1), 0)
     counts = torch.zeros(bins, dtype=x.dtype, device=x.device)
     return counts.index_put((pos,), keep.to(x.dtype), accumulate=True)
+
+
+# CUDA eager's mode (aten/src/ATen/native/cuda/TensorModeKernel.cpp, .cu, .cuh): slices of at most
+# 2048 elements whose input fits 32-bit index math go through one fused kernel a slice (a bitonic sort,
+# run lengths by a segmented scan, a block max-reduction of them, then the largest index holding the
+# mode); longer slices through thrust, one slice at a time (a stable radix sort, the first longest run,
+# `find` of its value: the smallest index).
+_CUDA_FUSED_MODE_SLICE = 2048
+
+
+def _eager_cuda_rules(x: torch.Tensor) -> bool:
+    """Whether mode follows CUDA eager's rules (ROCm's kernel, 256 threads and 64-lane warps, is not modeled)."""
+    return x.device.type == "cuda"
+
+
+def _bit_reverse5(v: torch.Tensor) -> torch.Tensor:
+    return sum(((v >> b) & 1) << (4 - b) for b in range(5))
+
+
+def _cuda_fused_priority(pos: torch.Tensor) -> torch.Tensor:
+    """The rank of sorted position `pos` among ties in the fused kernel's block max-reduction of run
+    lengths (`b.val > a.val ? b : a`, block_reduce.cuh): thread t holds positions 2t, 2t + 1 (the first
+    kept on a tie), then warps reduce by shuffles down 16, 8, 4, 2, 1 (lane i keeps itself against lane
+    i + offset on a tie: the lane of smallest bit-reversed number wins), then warp 0 reduces the warps'
+    results the same way. Smallest wins."""
+    t = pos >> 1
+    return _bit_reverse5(t >> 5) * 64 + _bit_reverse5(t & 31) * 2 + (pos & 1)
+
+
+def _mode(x: torch.Tensor, dim: int, keepdim: bool, cuda: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    if isinstance(n, int) and n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    # sort keys: half types through float32 (exact, same order), bool as uint8
+    key = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x.to(torch.uint8) if x.dtype == torch.bool else x
+    values, order = torch.sort(key, dim=dim, stable=True)  # NaNs last, equal values in input order
+    shape = [1] * x.dim()
+    shape[dim] = n
+    pos = torch.arange(n, device=x.device).view(shape)
+    # a run of equal values starts where a value differs from its predecessor (every NaN starts one)
+    first = torch.ones_like(values.narrow(dim, 0, 1), dtype=torch.bool)
+    starts = torch.cat([first, values.narrow(dim, 1, n - 1) != values.narrow(dim, 0, n - 1)], dim)
+    run_start = torch.cummax(torch.where(starts, pos, 0), dim).values
+    length = pos - run_start + 1  # the run's length so far: its whole length at its last element
+    end = length.argmax(dim, keepdim=True)  # the last element of the first longest run (ties: the smallest value)
+    if not cuda:  # CPU eager: its last element after std::sort (the largest index for slices of up to 16)
+        index = torch.gather(order, dim, end)
+    else:
+        longest = length == length.amax(dim, keepdim=True)
+        fused_end = torch.where(longest, _cuda_fused_priority(pos), 1 << 16).argmin(dim, keepdim=True)
+        full = lambda v: torch.full((), v, dtype=torch.int64, device=x.device)  # noqa: E731
+        thrust = (full(n) > _CUDA_FUSED_MODE_SLICE) | (full(x.numel()) > 2 ** 31 - 1)
+        index = torch.where(thrust, torch.gather(order, dim, torch.gather(run_start, dim, end)),
+                            torch.gather(order, dim, fused_end))
+    value = torch.gather(x, dim, index)  # the input's element at that index (its sign of zero)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
+@_register(aten.mode.default)
+def mode(x: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _mode(x, dim, keepdim, _eager_cuda_rules(x))

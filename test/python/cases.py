@@ -927,6 +927,40 @@ def _gather_one(x, i):
 add(Case("gather_one", _fn(_gather_one), lambda n: (randn(n, n, 4), torch.tensor([2 * n + 1]))))
 
 
+
+# --- mode (decompositions.py)
+# torch.mode: the smallest of the most frequent values and its largest index (eager CPU's for slices of
+# up to 16; over longer slices eager's index is std::sort's, unspecified: checked through the value it
+# points at). NaN: each one its own value, sorted last; eager's result depends on where NaNs sit (its
+# sort's comparator is not NaN-aware), so the rows here are ones where it agrees: trailing NaNs, an
+# all-NaN row (NaN, 0), a leading NaN before repeats. Ties, signed zeros, int64 beyond 2^53, bool,
+# bf16, dims of size 1 and 0-d, several dims, keepdim.
+def _modes(x, k, c, h):
+    long_v, long_i = torch.mode(k.t(), 1)  # slices of n
+    return (torch.mode(x), torch.mode(x, 1, keepdim=True), torch.mode(k, -1), torch.mode(k > 0, 1),
+            torch.mode(c, 1), torch.mode(c, -1, keepdim=True), torch.mode(x[:, :1], 1), torch.mode(x[0, 0]),
+            long_v, torch.gather(k.t(), 1, long_i[:, None]), torch.mode(c, 0).values, torch.mode(h, 1))
+
+
+def _mode_inputs(n: int) -> tuple:
+    x = randint(n, -2, 3, n, 7).float()
+    x[x == 0] *= torch.where(randint(n, 0, 2, n, 7, salt=4) == 1, -1.0, 1.0)[x == 0]  # signed zeros
+    nan = float("nan")
+    x[0] = torch.tensor([3.0, 1.0, 3.0, 1.0, 2.0, 2.0, 0.0])  # a three-way tie: 1 at index 3
+    x[1, 4:] = nan
+    x[2] = nan
+    if n > 3:
+        x[3, 0] = nan
+    k = randint(n, -3, 4, n, 9, salt=1) * 2 ** 55 + 1
+    c = randint(n, 0, 3, n, 6, 4, salt=2).float()
+    h = randint(n, -2, 3, n, 6, salt=3).to(torch.bfloat16)
+    h[0, 3:] = nan
+    return x, k, c, h
+
+
+add(Case("mode", _fn(_modes), _mode_inputs, equal_nan=True))
+
+
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"
 

@@ -1,0 +1,154 @@
+"""The decompositions of decompositions.py run eagerly against eager PyTorch (and, for rules of CUDA
+eager's that a CPU cannot run, against a model of its kernel), then through the backend.
+
+    pytest -q test/python/test_decompositions.py
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+import torch
+
+from mlir_sym import backend, decompositions
+
+NAN = float("nan")
+DTYPES = [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _random(g: torch.Generator, shape: list, dtype: torch.dtype, hi: int) -> torch.Tensor:
+    """Small integers (repeats and ties), as `dtype`; floats with signed zeros."""
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype == torch.uint8:
+        return torch.randint(0, 2 * hi, shape, generator=g).to(dtype)
+    x = torch.randint(-hi, hi + 1, shape, generator=g).to(dtype)
+    if dtype.is_floating_point:
+        flip = torch.randint(0, 2, shape, generator=g).bool()
+        x = torch.where(flip & (x == 0), -x, x)
+    return x
+
+
+def _same(got, expected, zero_signs: bool = True) -> None:
+    torch.testing.assert_close(got[0], expected[0], atol=0, rtol=0, equal_nan=True)
+    torch.testing.assert_close(got[1], expected[1], atol=0, rtol=0)
+    if zero_signs and got[0].dtype.is_floating_point:
+        assert torch.equal(torch.signbit(got[0]), torch.signbit(expected[0]))
+
+
+def test_mode_matches_cpu_eager():
+    """Slices of up to 16 (where std::sort is an insertion sort, so eager's index is defined): the
+    smallest of the most frequent values, its largest index, that element's sign of zero."""
+    g = torch.Generator().manual_seed(0)
+    rnd = random.Random(0)
+    for _ in range(600):
+        shape = [rnd.randint(1, 5) for _ in range(rnd.randint(1, 3))]
+        dim = rnd.randrange(-len(shape), len(shape))
+        shape[dim] = rnd.randint(1, 16)
+        x = _random(g, shape, rnd.choice(DTYPES), rnd.randint(1, 4))
+        keepdim = rnd.random() < 0.5
+        _same(decompositions.mode(x, dim, keepdim), tuple(torch.mode(x, dim, keepdim)))
+    _same(decompositions.mode(torch.tensor(-0.0)), tuple(torch.mode(torch.tensor(-0.0))))
+    _same(decompositions.mode(torch.zeros(0, 3), 1), tuple(torch.mode(torch.zeros(0, 3), 1)))
+    with pytest.raises(IndexError, match="non-zero size"):
+        decompositions.mode(torch.zeros(2, 0), 1)
+
+
+def test_mode_long_slices():
+    """Over 16 elements eager's index is whichever std::sort's introsort leaves last: the values
+    match, and ours is the largest index holding the value."""
+    g = torch.Generator().manual_seed(1)
+    for n in (17, 40, 300):
+        x = _random(g, [3, n], torch.float32, n // 4)
+        v, i = decompositions.mode(x, 1)
+        torch.testing.assert_close(v, torch.mode(x, 1).values, atol=0, rtol=0)
+        hit = x == v[:, None]
+        assert torch.equal(i, (torch.arange(n) * hit).amax(1))
+
+
+@pytest.mark.parametrize("row, expected", [
+    ([NAN, NAN, NAN, 1, 1], (1.0, 4)),  # NaNs are not equal to each other
+    ([1, 1, NAN, NAN, NAN], (1.0, 1)),
+    ([2, 1, 3, NAN], (1.0, 1)),  # NaN sorts last: it loses ties
+    ([2, NAN, 1, 3], (1.0, 2)),
+    ([NAN, NAN], (NAN, 0)),  # all NaN: the first
+])
+def test_mode_nan(row, expected):
+    """Rows where eager (whose comparator is not NaN-aware) agrees with NaNs as distinct largest values."""
+    x = torch.tensor(row)
+    for got in (decompositions.mode(x), tuple(torch.mode(x))):
+        torch.testing.assert_close(got, (torch.tensor(expected[0]), torch.tensor(expected[1])), equal_nan=True)
+
+
+def _cuda_eager_model(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.mode(x, -1) as CUDA eager computes it (TensorModeKernel.cu, .cuh, block_reduce.cuh), for
+    NaN-free rows: up to 2048 elements, the fused kernel's block max-reduction of run lengths, step by
+    step (its tie order), then the largest index of the mode; beyond, thrust's smallest most frequent
+    value and its smallest index."""
+    def combine(a, b):
+        return b if b[0] > a[0] else a
+
+    def warp(vals):  # shuffles down 16, 8, 4, 2, 1; an out-of-range source lane gives its own value
+        for off in (16, 8, 4, 2, 1):
+            vals = [combine(vals[i], vals[i + off] if i + off < 32 else vals[i]) for i in range(32)]
+        return vals[0]
+
+    values, indices = [], []
+    for row in x.reshape(-1, x.shape[-1]).tolist():
+        n = len(row)
+        s = sorted(row)
+        if n > 2048:
+            counts = Counter(s)
+            best = max(counts.values())
+            mode = min(v for v in counts if counts[v] == best)
+            index = row.index(mode)
+        else:
+            run = [0] * n  # equal predecessors in the run: the segmented scan's values
+            for i in range(1, n):
+                run[i] = run[i - 1] + 1 if s[i] == s[i - 1] else 0
+            threads = (128 if n <= 128 else 1024 if n <= 1024 else 2048) // 2
+            pair = lambda p: (run[p], p) if p < n else (0, 0)  # noqa: E731
+            local = [combine(pair(2 * t), pair(2 * t + 1)) for t in range(threads)]
+            warps = [warp(local[w:w + 32]) for w in range(0, threads, 32)]
+            mode = s[warp(warps + [(0, 0)] * (32 - len(warps)))[1]]
+            index = max(i for i, v in enumerate(row) if v == mode)
+        values.append(row[index])
+        indices.append(index)
+    shape = x.shape[:-1]
+    return torch.tensor(values, dtype=x.dtype).reshape(shape), torch.tensor(indices).reshape(shape)
+
+
+def test_mode_cuda_rules_against_a_model_of_the_kernel():
+    """The CUDA rules (decompositions._mode(..., cuda=True)) against a step-by-step model of eager's
+    kernels. (On an H100, torch 2.11, the decomposition on CUDA tensors matched CUDA eager's values and
+    indices for slices of 1 to 5000 elements, every dtype; its zeros' signs differ: eager's value is
+    the sorted element, ours the element at the index.)"""
+    g = torch.Generator().manual_seed(2)
+    for n in (2, 3, 5, 16, 17, 64, 127, 129, 700, 1500, 2049):
+        for hi in (1, 3, max(2, n // 8)):
+            x = _random(g, [2, n], torch.int64, hi)
+            _same(decompositions._mode(x, -1, False, cuda=True), _cuda_eager_model(x))
+
+
+@pytest.mark.parametrize("emulate_gpu", [False, True], ids=["cpu", "emulated-gpu"])
+def test_mode_cuda_rules_compiled(emulate_gpu, monkeypatch):
+    """The CUDA rules through the backend on the CPU: one compilation (dynamic=True) serves slices on
+    both sides of the fused kernel's limit (lowered to 8 here), picked by the symbolic slice length."""
+    if emulate_gpu:
+        monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", "1")
+    monkeypatch.setattr(decompositions, "_eager_cuda_rules", lambda x: True)
+    monkeypatch.setattr(decompositions, "_CUDA_FUSED_MODE_SLICE", 8)
+    fn = lambda x, k: (torch.mode(x, 1), torch.mode(k, -1, keepdim=True))  # noqa: E731
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(3)
+    for n in (3, 8, 11, 19):
+        x = _random(g, [4, n], torch.float32, 2)
+        k = _random(g, [5, n], torch.int64, 1)
+        expected = (decompositions._mode(x, 1, False, cuda=True), decompositions._mode(k, -1, True, cuda=True))
+        got = compiled(x, k)
+        _same(tuple(got[0]), expected[0])
+        _same(tuple(got[1]), expected[1])
+        if n > 8:  # the thrust path: the smallest index, unlike the fused kernel's largest
+            assert torch.equal(expected[1][1], (k == expected[1][0]).int().argmax(1, keepdim=True))
+    assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
