@@ -928,6 +928,37 @@ add(Case("gather_one", _fn(_gather_one), lambda n: (randn(n, n, 4), torch.tensor
 
 
 
+# --- Bessel functions of the first and second kind, modified of the second kind, Airy (passes/_special_bessel.py)
+# Eager's Cephes kernels (ATen/native/Math.h), float32 and float64, bit-exact (the products eager's
+# AVX2 build contracts are FMAs here too). Row 0 holds every branch's edges: 0, -0, tiny (j0's 1e-5),
+# 5 (j, y), 2 (k), 8 (i), +-2.09 and 8.32 (ai), past 103.892 (ai = 0), the zero of ai's series f at
+# -1.98635, +-inf, NaN; the other rows scale randn by 0.5 to 60 (both signs: NaN for y, k below 0).
+_BESSEL_JY = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0", "airy_ai")
+_BESSEL_IK = ("modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+              "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+
+
+def _bessel_ops(names, x, *more):
+    return tuple(getattr(torch.special, f)(v) for v in (x, *more) for f in names)
+
+
+def _bessel_x(n: int) -> torch.Tensor:
+    x = randn(n, n, 16) * torch.tensor([0.5, 3.0, 10.0, 60.0]).repeat(4)
+    x[0] = torch.tensor([0.0, -0.0, 3e-6, 5.0, -5.0, 2.0, 8.0, -2.09, 2.09, 8.3203353, 110.0, -1.9863527,
+                         float("inf"), -float("inf"), float("nan"), 0.3])
+    return x
+
+
+add(Case("bessel_jy_airy", _fn(lambda x, k: _bessel_ops(_BESSEL_JY, x, x.double(), k)),
+         lambda n: (_bessel_x(n), randint(n, -30, 30, n, 4)), equal_nan=True, atol=1e-7, rtol=2e-6))
+add(Case("bessel_ik", _fn(lambda x: _bessel_ops(_BESSEL_IK, x, x.double())), lambda n: (_bessel_x(n),),
+         equal_nan=True, atol=1e-7, rtol=2e-6))
+# (bit-exact against this CPU's eager; the tolerances leave room for an eager build that does not
+# contract the products into FMAs, up to 1e-3 relative near the functions' zeros in float32)
+# No bf16 case: eager's kernels take float and double only ("not implemented for 'BFloat16'"), so
+# there is no eager result to compare with, and test_codegen_cases.py runs each traced graph eagerly.
+
+
 # --- mode (decompositions.py)
 # torch.mode: the smallest of the most frequent values and its largest index (eager CPU's for slices of
 # up to 16; over longer slices eager's index is std::sort's, unspecified: checked through the value it
