@@ -40,7 +40,7 @@ import re
 from torch_mlir import ir
 from torch_mlir.dialects import arith, gpu, memref, scf
 
-from mlir_sym.passes._compute_common import constant_value, defining_op, walk_ops
+from mlir_sym.passes._compute_common import constant_value, defining_op, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 WARP = 32
@@ -118,7 +118,7 @@ class GpuWarpReduce(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         top = min(getattr(self, "max-block", self.max_block), 1024)
-        for launch in [o for o in walk_ops(op) if o.name == "gpu.launch"]:
+        for launch in ops_named(op, {"gpu.launch"}):
             block = _block_x(launch)
             if block is None or any(b % WARP or not WARP <= b <= top for b in block[1]):
                 continue
@@ -126,7 +126,7 @@ class GpuWarpReduce(SymPass):
             warps = next(iter(sizes)) // WARP if len(sizes) == 1 else -(max(sizes) // WARP)
             if warps != 1 and len(launch.regions[0].blocks[0].arguments) != 12 + _workgroup_count(launch):
                 continue  # private attributions follow the workgroup ones: no buffer appended here
-            for red in [o for o in walk_ops(launch) if o.name == "gpu.all_reduce"]:
+            for red in ops_named(launch, {"gpu.all_reduce"}):
                 combine = _combiner(red)
                 if combine is None:
                     continue
