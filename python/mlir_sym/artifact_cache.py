@@ -109,6 +109,8 @@ def key(gm: fx.GraphModule, example_inputs: Sequence[Any], shape_env, config: di
     h.update(repr(sorted(PIPELINES.items())).encode())  # MLIR_SYM_GPU_MAP_OPTIONS changes the GPU pipeline
     h.update(f"grad={torch.is_grad_enabled()}".encode())
     h.update(f"causal_masks={attention.causal_masks_enabled()}".encode())
+    from mlir_sym.capture import cpu_compute_pipeline  # (capture imports this module)
+    h.update(f"cpu_pipeline={cpu_compute_pipeline()}".encode())  # MLIR_SYM_EMULATE_GPU: which of them runs
     return h.hexdigest()
 
 

@@ -68,6 +68,17 @@ def test_the_pipelines_are_part_of_the_key(monkeypatch):
     assert len(list(artifact_cache.cache_dir().glob("*.json"))) == 2
 
 
+def test_the_emulated_gpu_mapping_is_part_of_the_key(monkeypatch):
+    """MLIR_SYM_EMULATE_GPU=1 lowers CPU artifacts through the GPU mapping: an artifact compiled
+    without it is not loaded with it (the emulated run would test the plain CPU lowering)."""
+    run_fresh(softmax_plus_len, [5])
+    backend.stats.reset()
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", "1")
+    run_fresh(softmax_plus_len, [5])
+    assert backend.stats.artifact_cache_hits == 0 and backend.stats.compiles == 1
+    assert len(list(artifact_cache.cache_dir().glob("*.json"))) == 2
+
+
 def test_added_guards_are_stored_checked_and_reinstalled():
     run_fresh(first_split, [8])
     (entry,) = [json.loads(p.read_text()) for p in artifact_cache.cache_dir().glob("*.json")]
