@@ -44,6 +44,12 @@ MODELS = ("gpt2", "bert", "t5")
 def make_model(name: str):
     from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, T5Config, T5Model
 
+    if name == "llama":  # not in the reference set: RMSNorm, rotary embeddings, SiLU-gated MLP, grouped KV heads
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        return LlamaForCausalLM(LlamaConfig(num_hidden_layers=4, hidden_size=256, num_attention_heads=4,
+                                            num_key_value_heads=2, intermediate_size=688, vocab_size=8000,
+                                            max_position_embeddings=1024))
     if name == "gpt2":
         return GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=8000, n_positions=1024))
     if name == "bert":

@@ -1,10 +1,10 @@
-"""HuggingFace models from configs (bench_gpu_compile.make_model: GPT-2, BERT, T5, 4 layers, hidden 256)
+"""HuggingFace models from configs (bench_gpu_compile.make_model: GPT-2, BERT, T5, Llama, 4 layers, hidden 256)
 compiled with backend="mlir_sym", dynamic=True, against eager on the same inputs: the largest
 difference of the outputs per model, dtype, batch and length, and the compilations (0 recompiles
 expected past the first batch-2 size). On the GPU the whole model runs through our kernels and
 library calls, which the unit tests cover op by op; this checks that they compose.
 
-    python benchmarks/check_hf_outputs.py [--models gpt2,bert,t5] [--dtypes float32,bfloat16] [--device cuda]
+    python benchmarks/check_hf_outputs.py [--models gpt2,bert,t5,llama] [--dtypes float32,bfloat16] [--device cuda]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ TOL = {"float32": 2e-3, "bfloat16": 0.1}  # of the outputs' scale (max |eager|)
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="gpt2,bert,t5")
+    p.add_argument("--models", default="gpt2,bert,t5,llama")
     p.add_argument("--dtypes", default="float32,bfloat16")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--sizes", default="1x17,2x32,2x45,3x9", help="batch x length, comma separated")
