@@ -927,6 +927,27 @@ def _gather_one(x, i):
 add(Case("gather_one", _fn(_gather_one), lambda n: (randn(n, n, 4), torch.tensor([2 * n + 1]))))
 
 
+# Rotary position embeddings as Llama computes them: cos / sin of cat(freqs, freqs), q * cos +
+# rotate_half(q) * sin with rotate_half(q) = cat(-q[.., 8:], q[.., :8]): concats of equal pieces
+# become selects that fuse with what produces and reads them (sym-concat-to-select); also a concat of
+# four pieces, and one with a product as a piece (left to sym-decompose-concat).
+def _rotary(x, pos, w):
+    q = x.view(x.shape[0], 2, -1, 16)
+    inv = 1.0 / 10000 ** (torch.arange(8, device=x.device) / 8.0)  # a constant size, as a module buffer's
+    freqs = pos[:, None].float() * inv[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    rotated = torch.cat((-q[..., 8:], q[..., :8]), dim=-1)
+    quarters = torch.cat((q[..., :4], q[..., 4:8] * 2, q[..., 8:12].exp(), q[..., 12:]), dim=-1)
+    return q * emb.cos() + rotated * emb.sin(), quarters, torch.cat((q @ w, q[..., :16] + 1), dim=-1)
+
+
+def _rotary_inputs(n: int) -> tuple:
+    return randn(n, n, 2, 16 * (n + 3)), torch.arange(n + 3), randn(n, 16, 16, salt=1)
+
+
+add(Case("rotary_embedding", _fn(_rotary), _rotary_inputs, atol=1e-5, rtol=1e-5))
+
+
 
 # --- Bessel functions of the first and second kind, modified of the second kind, Airy (passes/_special_bessel.py)
 # Eager's Cephes kernels (ATen/native/Math.h), float32 and float64, bit-exact (the products eager's
