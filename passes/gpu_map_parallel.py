@@ -16,7 +16,8 @@ innermost dimension (coalesced for row-major tensors), and runs the loop body on
 dimension or independent of it, a thread takes `16 / widest element size` consecutive elements with
 one vector.load/vector.store per buffer, under a uniform runtime check (innermost size a multiple of
 the width; every vector buffer's address, offset and outer strides aligned to a whole vector; unit
-innermost stride); otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
+innermost stride); a load at `innermost mod C` (a concat's piece, sym-concat-to-select) is a vector
+load too when the width divides C; otherwise the scalar mapping below runs. Option `vectorize=0` turns it off.
 
 Reductions (a block per output element, 32..`max-reduction-block` threads: the fewest that give
 each thread at most 64 bytes of the reduced input: 16 float32 elements, 32 bf16) and the loops of row groups take the same 128-bit path under the
@@ -57,7 +58,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
 from mlir_sym.dialects import sym
-from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, defining_op, root_buffer
+from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, constant_value, defining_op, root_buffer
 from mlir_sym.passes.defer_nested_asserts import MARKER as _NESTED_ASSERT_MARKER
 from mlir_sym.passes.registry import SymPass, located_error, register
 
@@ -1844,7 +1845,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     """How `body_ops` (in `blocks`, over loop variables `args`, the innermost last) run `width`
     consecutive innermost elements at once, or None."""
     inner = args[-1]
-    vector, uniform, widest = [], [], 0
+    vector, uniform, widest, moduli = [], [], 0, []
     for o in body_ops:
         if o.name not in ("memref.load", "memref.store"):
             continue
@@ -1854,6 +1855,10 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
         et = str(mt.element_type)
         if et not in _ITEMSIZE:
             return None
+        modulus = _modulo_of(idxs[-1], inner) if idxs and o.name == "memref.load" else None
+        if modulus is not None:  # a load at `inner mod C` (a concat's piece): contiguous lanes when W divides C
+            moduli.append(modulus)
+            idxs = idxs[:-1] + [inner]
         for v in idxs:  # loop variables or values from outside the body, nothing computed per element
             if not (any(v == a for a in args) or not _defined_in(v, blocks)):
                 return None
@@ -1876,7 +1881,35 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     if not vector or (need_store and not any(o.name == "memref.store" for o in vector)):
         return None
     width = 16 // widest
+    if any(c % width for c in moduli):
+        return None
     return _VectorPlan(width, vector, uniform) if width > 1 else None
+
+
+def _modulo_of(v: ir.Value, inner: ir.Value) -> int | None:
+    """C when `v` is `inner mod C` for a constant C > 0, as lower-affine writes `d mod C`
+    (`r = inner rem C; r < 0 ? r + C : r`) or as one `arith.remui` / `arith.remsi`. The W lanes of a
+    vector step start at a multiple of W, so when W divides C their `inner mod C` are consecutive and
+    the load is one vector load at the first lane's index."""
+    op = defining_op(v)
+    if op is None:
+        return None
+    if op.name == "arith.select":
+        cond, a, r = (defining_op(x) for x in op.operands)
+        if cond is None or a is None or r is None or cond.name != "arith.cmpi" or a.name != "arith.addi":
+            return None
+        if ir.IntegerAttr(cond.attributes["predicate"]).value != 2:  # arith.CmpIPredicate.slt
+            return None
+        c = _modulo_of(op.operands[2], inner)
+        if c is None or not (cond.operands[0] == op.operands[2] and constant_value(cond.operands[1]) == 0):
+            return None
+        if not (a.operands[0] == op.operands[2] and constant_value(a.operands[1]) == c):
+            return None
+        return c
+    if op.name in ("arith.remsi", "arith.remui") and op.operands[0] == inner:
+        c = constant_value(op.operands[1])
+        return c if isinstance(c, int) and c > 0 else None
+    return None
 
 
 def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:

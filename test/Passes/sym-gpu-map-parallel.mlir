@@ -495,6 +495,60 @@ func.func @vector_width_bf16(%x: memref<?xbf16>, %y: memref<?xbf16>) -> i32 {
 
 // -----
 
+// Reads at `j mod C` (a concat's pieces after sym-concat-to-select, as lower-affine writes the mod)
+// are vector loads at the first lane's `j mod C` when the width divides C: a vector step's lanes
+// start at a multiple of the width, so theirs are consecutive. With C = 2 (4 f32 lanes would wrap)
+// the scalar mapping only.
+// VEC-LABEL: func.func @modulo_reads
+// VEC:         %[[R:.*]] = arith.remsi %{{.*}}, %c8
+// VEC:         %[[M:.*]] = arith.select %{{.*}}, %{{.*}}, %[[R]] : index
+// VEC:         vector.load %arg0[%{{.*}}, %[[M]]] {{.*}} : memref<?x8xf32>, vector<4xf32>
+// VEC:         vector.store {{.*}} : memref<?x16xf32>, vector<4xf32>
+// VEC-LABEL: func.func @modulo_reads_too_narrow
+// VEC-NOT:     vector.load
+// VEC:         return
+func.func @modulo_reads(%x: memref<?x8xf32>, %y: memref<?x16xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c16) step (%c1, %c1) {
+    %r = arith.remsi %j, %c8 : index
+    %neg = arith.cmpi slt, %r, %c0 : index
+    %w = arith.addi %r, %c8 : index
+    %k = arith.select %neg, %w, %r : index
+    %v = memref.load %x[%i, %k] : memref<?x8xf32>
+    %first = arith.cmpi ult, %j, %c8 : index
+    %n = arith.negf %v : f32
+    %e = arith.select %first, %n, %v : f32
+    memref.store %e, %y[%i, %j] : memref<?x16xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+func.func @modulo_reads_too_narrow(%x: memref<?x2xf32>, %y: memref<?x16xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x2xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c16) step (%c1, %c1) {
+    %r = arith.remsi %j, %c2 : index
+    %neg = arith.cmpi slt, %r, %c0 : index
+    %w = arith.addi %r, %c2 : index
+    %k = arith.select %neg, %w, %r : index
+    %v = memref.load %x[%i, %k] : memref<?x2xf32>
+    memref.store %v, %y[%i, %j] : memref<?x16xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
 // A transposed read (the innermost loop variable indexes a row) cannot be one vector access: the
 // scalar mapping only.
 // CHECK-LABEL: func.func @no_vector_when_transposed
