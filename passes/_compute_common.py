@@ -137,11 +137,14 @@ def dim_or_zero(e) -> bool:
 
 
 def clone_remapped(o: ir.Operation, mapping: dict) -> None:
-    """Clone `o` at the current insertion point with its operands remapped; record its results."""
+    """Clone `o` at the current insertion point with its operands remapped, and those of the ops in
+    its regions (an scf.while in a body reads the body's values inside its own regions); record its
+    results."""
     new = o.clone()
-    for k, v in enumerate(new.operands):
-        if v in mapping:
-            new.operands[k] = mapping[v]
+    for inner in (new, *walk_ops(new)):
+        for k, v in enumerate(inner.operands):
+            if v in mapping:
+                inner.operands[k] = mapping[v]
     for old, r in zip(o.results, new.results):
         mapping[old] = r
 

@@ -35,6 +35,11 @@ Bodies compute what eager does:
   bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1, scaled_modified_bessel_k0/k1, spherical_bessel_j0,
   airy_ai          eager's Cephes kernels (passes/_special_bessel.py): rational approximations, Hankel's
                    asymptotic forms, Chebyshev series, Ai's series unrolled; eager's FMAs kept
+  chebyshev / shifted chebyshev t, u, v, w, hermite h / he, laguerre l, legendre p (x, n), zeta,
+  polygamma, igamma, igammac
+                   eager's algorithms (passes/_special_series.py): recurrences as scf.while loops
+                   per element, the trigonometric forms selected; Hurwitz zeta in double; SciPy /
+                   Cephes' regimes for the incomplete gamma functions
   erfcx, log_ndtr  ATen's calc_erfcx: 100 Chebyshev pieces (a table read at the piece's row,
                    passes/_erfcx_table.py), a continued fraction past 50; log_ndtr through it below -1
 Half-type operands are computed in float32 and rounded once (eager's opmath), except bit operations.
@@ -60,7 +65,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, math, scf, tensor
 
 from mlir_sym.passes import _special_math as special
-from mlir_sym.passes import _special_bessel
+from mlir_sym.passes import _special_bessel, _special_series
 from mlir_sym.passes._compute_common import walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
@@ -381,8 +386,9 @@ _SPECIAL = {"torch.aten.i0": special.bessel_body(0, False), "torch.aten.special_
             "torch.aten.special_ndtri": special.ndtri_body, "torch.aten.special_erfcx": special.erfcx_body,
             "torch.aten.special_log_ndtr": special.log_ndtr_body}
 _SPECIAL.update(_special_bessel.BODIES)  # passes/_special_bessel.py
-OPERATOR_NAMES += tuple(_special_bessel.BODIES)
-for _op, _body in _SPECIAL.items():  # passes/_special_math.py and the one above
+_SPECIAL.update(_special_series.BODIES)  # passes/_special_series.py
+OPERATOR_NAMES += tuple(_special_bessel.BODIES) + tuple(_special_series.BODIES)
+for _op, _body in _SPECIAL.items():  # passes/_special_math.py and the two above
     _BODIES[_op] = lambda args, out, _body=_body: _body(args, out, _convert, _compute_type)
 _FLOAT_ONLY = (*_SPECIAL, "torch.aten.erfc", "torch.aten.erfinv", "torch.aten.lgamma", "torch.aten.digamma", "torch.aten.hypot", "torch.aten.nextafter",
                "torch.aten.copysign.Tensor", "torch.aten.copysign.Scalar", "torch.aten.fmod.Scalar",

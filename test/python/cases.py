@@ -948,7 +948,6 @@ def _rotary_inputs(n: int) -> tuple:
 add(Case("rotary_embedding", _fn(_rotary), _rotary_inputs, atol=1e-5, rtol=1e-5))
 
 
-
 # --- Bessel functions of the first and second kind, modified of the second kind, Airy (passes/_special_bessel.py)
 # Eager's Cephes kernels (ATen/native/Math.h), float32 and float64, bit-exact (the products eager's
 # AVX2 build contracts are FMAs here too). Row 0 holds every branch's edges: 0, -0, tiny (j0's 1e-5),
@@ -978,6 +977,92 @@ add(Case("bessel_ik", _fn(lambda x: _bessel_ops(_BESSEL_IK, x, x.double())), lam
 # contract the products into FMAs, up to 1e-3 relative near the functions' zeros in float32)
 # No bf16 case: eager's kernels take float and double only ("not implemented for 'BFloat16'"), so
 # there is no eager result to compare with, and test_codegen_cases.py runs each traced graph eagerly.
+
+
+# --- orthogonal polynomials, zeta, polygamma, incomplete gamma (passes/_special_series.py)
+# The orthogonal polynomials as eager's recurrences compute them: n < 0, 0, 1, small, past the
+# trigonometric form's threshold with |x| < 1, x at the ends (+-1; 0 and 1 for the shifted ones),
+# infinities, NaN and infinite orders, n = 200 (Hermite's NaN past 128); n as a float tensor, an int64
+# tensor and scalars; float32 and float64. NaN x only with n <= 1: for n >= 2 eager returns an
+# uninitialized value for U, V, W, L and P.
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
+def _orthogonal_polynomials(x, n, k):
+    S = torch.special
+    out = [getattr(S, p)(x, n) for p in _POLYNOMIALS] + [getattr(S, p)(x.double(), k) for p in _POLYNOMIALS]
+    return (*out, S.chebyshev_polynomial_t(x, 9), S.legendre_polynomial_p(0.25, n), S.hermite_polynomial_h(x, 3.7),
+            S.shifted_chebyshev_polynomial_w(0.75, k))
+
+
+def _polynomial_inputs(size: int) -> tuple:
+    x = randn(size, size, 8) * 1.2
+    n = randint(size, -2, 16, size, 8, salt=1).float()
+    x[0], n[0] = torch.tensor([1.0, -1.0, 0.0, 1.0, float("inf"), -float("inf"), 0.5, 0.3]), \
+        torch.tensor([7.0, 9.0, 12.0, 2.0, 3.0, 4.0, float("nan"), float("inf")])
+    x[1, :4], n[1, :4] = torch.tensor([float("nan"), float("nan"), -0.9, 0.3]), torch.tensor([0.0, 1.0, 30.0, 200.0])
+    x[-1], n[-1] = torch.tensor([-0.9, 0.99, 0.0, 1.0, -1.0, 0.25, -0.6, 2.0]), \
+        torch.tensor([-1.0, 0.0, 1.0, 10.0, 11.0, 25.0, 40.0, 20.0])
+    k = n.nan_to_num(nan=-3.0, posinf=5.0).long()
+    return x, n, k
+
+
+add(Case("orthogonal_polynomials", _fn(_orthogonal_polynomials), _polynomial_inputs, equal_nan=True, atol=1e-7, rtol=2e-6))
+
+
+# Hurwitz zeta (Cephes, in double for float32 as eager's acc_type) and polygamma n >= 1 (trigamma; the
+# factorial times zeta): x = 1, x < 1, non-positive integer and negative q (integer and not), q = 0,
+# -0, tiny, huge, inf, NaN; the scalar overloads; float32 and float64.
+def _zeta_polygamma(x, q):
+    S = torch.special
+    return (S.zeta(x, q), S.zeta(x.double(), q.double()), S.zeta(x, 2.5), S.zeta(3.0, q), torch.polygamma(1, q),
+            torch.polygamma(2, q), S.polygamma(5, q), torch.polygamma(1, q.double()), S.polygamma(3, q.double()))
+
+
+def _zeta_inputs(size: int) -> tuple:
+    x = 1 + torch.rand(size, 8, generator=_gen(size)) * 6
+    x[:, ::2] = x[:, ::2].floor()  # integer exponents: negative q allowed
+    q = randn(size, size, 8, salt=1) * 6
+    x[0], q[0] = torch.tensor([1.0, 0.5, 2.0, 3.0, float("nan"), 2.0, 2.0, 4.5]), \
+        torch.tensor([1.0, 1.0, -2.0, -2.5, 1.0, float("nan"), float("inf"), -3.5])
+    x[-1], q[-1] = torch.tensor([2.0, 2.0, 3.0, 1.5, 2.0, 6.0, 7.0, 2.0]), \
+        torch.tensor([0.0, -0.0, 1e-3, 1e8, 9.5, 0.5, -0.5, -float("inf")])
+    return x, q
+
+
+add(Case("zeta_polygamma", _fn(_zeta_polygamma), _zeta_inputs, equal_nan=True, atol=1e-7, rtol=2e-6))
+# (both bit-exact against this CPU's eager, FMAs where its AVX2 build contracts; the tolerances leave
+# room for an eager build that does not)
+
+
+# The regularized incomplete gamma functions (eager's calc_igamma / calc_igammac): the series, the
+# complement's series, the continued fraction and the asymptotic series (a in (20, 200) and past 200
+# near x), every boundary (0, negative, inf, NaN); float32 and float64. lgamma (Lanczos in double,
+# eager: glibc's lgamma) limits the agreement; polygamma(0, x) is torch_elementwise_math's digamma.
+def _incomplete_gamma(a, x):
+    S = torch.special
+    return (S.gammainc(a, x), S.gammaincc(a, x), torch.igamma(a.double(), x.double()),
+            torch.igammac(a.double(), x.double()), torch.polygamma(0, x), S.polygamma(0, x.double() - 3))
+
+
+def _igamma_inputs(size: int) -> tuple:
+    g = _gen(size)
+    a = torch.cat([torch.rand(size, 4, generator=g) * 5, 10 ** (torch.rand(size, 4, generator=g) * 2.5)], 1)
+    x = torch.cat([torch.rand(size, 4, generator=g) * 6, a[:, 4:] * (0.75 + 0.5 * torch.rand(size, 4, generator=g))], 1)
+    inf, nan = float("inf"), float("nan")
+    a[0], x[0] = torch.tensor([0.0, 0.0, 1.0, -1.0, 1.0, inf, inf, 2.0]), torch.tensor([1.0, 0.0, 0.0, 1.0, -1.0, 1.0, inf, inf])
+    a[-1], x[-1] = torch.tensor([nan, 1.0, 25.0, 250.0, 1.05, 3.0, 0.3, 1e-3]), \
+        torch.tensor([1.0, nan, 24.0, 260.0, 1.07, 0.4, 0.7, 0.8])
+    return a, x
+
+
+add(Case("incomplete_gamma", _fn(_incomplete_gamma), _igamma_inputs, equal_nan=True, atol=1e-6, rtol=1e-5))
+add(Case("bf16_polygamma_igamma", _fn(lambda a, x: (torch.polygamma(1, x), torch.polygamma(3, x), torch.special.gammainc(a, x),
+                                                      torch.special.gammaincc(a, x))),
+         lambda size: tuple(t.to(torch.bfloat16) for t in _igamma_inputs(size)), equal_nan=True, tags=("bf16",)))
 
 
 # --- mode (decompositions.py)
