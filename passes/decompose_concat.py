@@ -21,7 +21,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, tensor
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -33,7 +33,7 @@ class DecomposeConcat(SymPass):
     name = "sym-decompose-concat"
 
     def run(self, op: ir.Operation) -> None:
-        found = [o for o in walk_ops(op) if o.name == "tensor.concat"]
+        found = ops_named(op, {"tensor.concat"})
         for c in found:
             if all(isinstance(v.type, ir.RankedTensorType) for v in c.operands):
                 self._decompose(c)

@@ -35,7 +35,7 @@ from torch_mlir import ir
 
 from torch_mlir.dialects import tensor
 
-from mlir_sym.passes._compute_common import defining_op, use_owner, walk_ops
+from mlir_sym.passes._compute_common import defining_op, ops_named, use_owner
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -105,7 +105,7 @@ class FoldReductionReshapes(SymPass):
     name = "sym-fold-reduction-reshapes"
 
     def run(self, op: ir.Operation) -> None:
-        for e in [o for o in walk_ops(op) if o.name == "tensor.expand_shape"]:
+        for e in ops_named(op, {"tensor.expand_shape"}):
             src = e.operands[0]
             new = _fresh_init(src, e, e)
             if new is not None:
@@ -113,7 +113,7 @@ class FoldReductionReshapes(SymPass):
                 e.erase()
                 _erase_unused(src)
                 self.bump("inits-reshaped")
-        for g in [o for o in walk_ops(op) if o.name == "linalg.generic"]:
+        for g in ops_named(op, {"linalg.generic"}):
             if self._fold(g):
                 self.bump("reductions-expanded")
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import defining_op, walk_ops
+from mlir_sym.passes._compute_common import defining_op, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -75,7 +75,7 @@ class FoldTransposes(SymPass):
         changed = True
         while changed:
             changed = False
-            for t in [o for o in walk_ops(op) if o.name == "linalg.transpose"]:
+            for t in ops_named(op, {"linalg.transpose"}):
                 if len(t.results) != 1 or not isinstance(t.results[0].type, ir.RankedTensorType):
                     continue  # on buffers
                 if self._into_readers(t):

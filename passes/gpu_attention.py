@@ -53,7 +53,8 @@ from torch_mlir.dialects import memref as memref_d
 from torch_mlir.dialects import scf as scf_d
 
 from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, clone_remapped, defining_op, dim_or_zero,
-                                             indexing_maps, root_buffer, transpose_view, use_owner, walk_ops)
+                                             indexing_maps, ops_named, root_buffer, transpose_view, use_owner,
+                                             walk_ops)
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 ROWS = 16  # warps (query rows) per block, by default (option `rows`; 4 took 2-2.6 times as long at length 512-2048 on an H100)
@@ -533,7 +534,7 @@ class GpuAttention(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         module = op
-        for att in [o for o in walk_ops(module) if o.name == "tm_tensor.attention"]:
+        for att in ops_named(module, {"tm_tensor.attention"}):
             if "sym.causal" not in att.attributes:
                 raise located_error(att, "tm_tensor.attention without sym.causal / sym.scale: only "
                                          "sym-torch-attention's are lowered")

@@ -35,7 +35,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import compute_funcs, defining_op, indexing_maps, root_buffer, use_owner, walk_ops
+from mlir_sym.passes._compute_common import compute_funcs, defining_op, indexing_maps, ops_named, root_buffer, use_owner
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
@@ -83,8 +83,7 @@ class GpuLibraryHalfResults(SymPass):
                     callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
                     if callee.startswith(_REPLACING) and len(call.operands) == 3:
                         self._narrow(module, block, call, callee, decls)
-        called = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-                  for o in walk_ops(module) if o.name == "func.call"}
+        called = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in ops_named(module, {"func.call"})}
         for name, f in decls.items():  # declarations whose calls all write a half buffer now
             if name in self._replaced and name not in called:
                 f.erase()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import ops_named, walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -37,9 +37,7 @@ class ParallelDimsFirst(SymPass):
     name = "sym-parallel-dims-first"
 
     def run(self, op: ir.Operation) -> None:
-        for g in list(walk_ops(op)):
-            if g.name != "linalg.generic":
-                continue
+        for g in ops_named(op, {"linalg.generic"}):
             its = _iterators(g)
             order = [d for d, t in enumerate(its) if t == "parallel"] + [d for d, t in enumerate(its) if t != "parallel"]
             if order == list(range(len(its))):

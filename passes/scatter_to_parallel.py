@@ -41,7 +41,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, memref, scf
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.defer_nested_asserts import MARKER, MSG_ATTR, _loc_text
 from mlir_sym.passes.registry import SymPass, register
 
@@ -78,7 +78,7 @@ class ScatterToParallel(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         self.atomics = bool(getattr(self, "atomics", type(self).atomics))
-        found = [o for o in walk_ops(op) if o.name == "tm_tensor.scatter"]
+        found = ops_named(op, {"tm_tensor.scatter"})
         todo = [(o, kind) for o in found for kind in [self._kind(o)] if kind is not None]
         if not todo:
             return

@@ -29,7 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
-from mlir_sym.passes._compute_common import dim_or_zero, indexing_maps, use_owner, walk_ops
+from mlir_sym.passes._compute_common import dim_or_zero, indexing_maps, ops_named, use_owner
 from mlir_sym.passes.registry import SymPass, register
 
 _MAX_SLICES = 8
@@ -116,7 +116,7 @@ class SplitSlicedGenerics(SymPass):
     def run(self, op: ir.Operation) -> None:
         # last first: once a generic is split, its producer is read through slices in turn (a bf16
         # projection's bias add in float32, then its rounding to bf16)
-        for g in reversed([o for o in walk_ops(op) if o.name == "linalg.generic"]):
+        for g in reversed(ops_named(op, {"linalg.generic"})):
             slices = _splittable(g)
             if slices is None:
                 continue

@@ -33,7 +33,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, tensor
 
-from mlir_sym.passes._compute_common import defining_op, walk_ops
+from mlir_sym.passes._compute_common import defining_op, ops_named
 from mlir_sym.passes.registry import SymPass, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _parse
 
@@ -52,7 +52,7 @@ class TorchUnflatten(SymPass):
     name = "sym-torch-unflatten"
 
     def run(self, op: ir.Operation) -> None:
-        for o in [o for o in walk_ops(op) if o.name == "torch.aten.unflatten.int"]:
+        for o in ops_named(op, {"torch.aten.unflatten.int"}):
             if self._lower(o):
                 self.bump("unflattens-lowered")
 
