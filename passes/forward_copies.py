@@ -19,6 +19,9 @@ result computed in a finer shape and copied into the function's output ([b, s, 4
 [b, s, 256], attention's heads). %a then becomes the reverse reshape of %b (an expand_shape with %a's
 sizes, or a collapse_shape), made where %a was allocated: the producers write the output in place.
 
+A copy of a buffer into itself through `memref.cast`s (an out-param the computation wrote in place,
+copied from a cast of it) is erased.
+
 Before:
   %a = memref.alloc(%n) : memref<?xi64>
   linalg.fill ins(%c0 : i64) outs(%a : memref<?xi64>)
@@ -65,6 +68,22 @@ def _plain_access(op: ir.Operation) -> bool:
     return op.name in ("memref.load", "memref.store", "memref.dim", "memref.copy", "memref.dealloc")
 
 
+def _uncast(v: ir.Value) -> ir.Value:
+    while not isinstance(v.owner, ir.Block):
+        op = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+        if op.name != "memref.cast":
+            break
+        v = op.operands[0]
+    return v
+
+
+def _copies_itself(copy: ir.Operation) -> bool:
+    """`memref.copy` of a buffer into itself through `memref.cast`s (which change only static
+    knowledge of sizes and strides, not the memory): an out-param the computation wrote in place and
+    then copied from a cast of it (a result whose type bufferization generalized)."""
+    return _uncast(copy.operands[0]) == _uncast(copy.operands[1])
+
+
 def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
     """The op of `block` that is `op` or contains it; None when `op` is outside the block."""
     while True:
@@ -96,6 +115,11 @@ class ForwardCopies(SymPass):
             ops = [c.operation for c in block.operations]
             pos = {o: i for i, o in enumerate(ops)}
             for copy in ops:
+                if copy.name == "memref.copy" and _copies_itself(copy):
+                    copy.erase()  # the result was computed in the out-param already
+                    self.bump("self-copies-erased")
+                    changed = True
+                    break
                 if copy.name == "memref.copy" and self._forward(fn, block, copy, pos):
                     self.bump("copies-forwarded")
                     changed = True

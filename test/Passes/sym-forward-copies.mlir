@@ -125,3 +125,29 @@ func.func @reshaped_kept(%n: index, %out: memref<?x256xf32>, %out2: memref<?x256
   memref.store %y, %r[] : memref<f32>
   return
 }
+
+// -----
+
+// A copy of the out-param into itself through a cast (the result was computed in place, its type
+// generalized by bufferization) is erased; a copy from a cast of another buffer stays.
+// CHECK-LABEL: func.func @self_copy
+// CHECK:         linalg.fill
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+// CHECK-LABEL: func.func @copy_from_a_cast_of_another
+// CHECK:         memref.copy
+func.func @self_copy(%out: memref<?x?xf32>) -> i32 {
+  %ok = arith.constant 0 : i32
+  %z = arith.constant 0.0 : f32
+  %c = memref.cast %out : memref<?x?xf32> to memref<?x64xf32>
+  linalg.fill ins(%z : f32) outs(%c : memref<?x64xf32>)
+  %back = memref.cast %c : memref<?x64xf32> to memref<?x?xf32>
+  memref.copy %back, %out : memref<?x?xf32> to memref<?x?xf32>
+  return %ok : i32
+}
+func.func @copy_from_a_cast_of_another(%in: memref<?x64xf32>, %out: memref<?x?xf32>) -> i32 {
+  %ok = arith.constant 0 : i32
+  %c = memref.cast %in : memref<?x64xf32> to memref<?x?xf32>
+  memref.copy %c, %out : memref<?x?xf32> to memref<?x?xf32>
+  return %ok : i32
+}
