@@ -80,6 +80,8 @@ def _dim(t: ir.Value, k: int, depth: int = 0) -> int | None:
     if op.name in ("tensor.extract_slice", "tensor.expand_shape"):
         attr = "static_sizes" if op.name == "tensor.extract_slice" else "static_output_shape"
         static = ir.DenseI64ArrayAttr(op.attributes[attr])
+        if len(static) != len(shape):
+            return None  # a rank-reducing slice: its sizes are the source's dims, not the result's
         if static[k] != ir.ShapedType.get_dynamic_size():
             return static[k]
         dynamic = [i for i in range(len(static)) if static[i] == ir.ShapedType.get_dynamic_size()]

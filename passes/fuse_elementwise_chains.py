@@ -88,9 +88,9 @@ def _reads_ok(m: ir.AffineMap, p: ir.Operation) -> bool:
 
 def _compose(m: ir.AffineMap, perm: ir.AffineMap) -> ir.AffineMap:
     """P's input map `m` (over P's loops, which are its identity output's dims) seen from the loops of
-    a consumer reading that output through the permutation `perm`: P's loop k is `perm`'s result k."""
-    exprs = [perm.results[e.position] if isinstance(e, ir.AffineDimExpr) else e for e in m.results]
-    return ir.AffineMap.get(perm.n_dims, 0, exprs)
+    a consumer reading that output through the permutation `perm`: P's loop k is `perm`'s result k,
+    in every expression of `m` (a `d1 mod 8` of sym-concat-to-select too, not only bare dims)."""
+    return ir.AffineMap.get(perm.n_dims, 0, [e.compose(perm) for e in m.results])
 
 
 def _elementwise(g: ir.Operation | None) -> bool:

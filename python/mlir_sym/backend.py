@@ -69,7 +69,7 @@ from torch._dynamo.symbolic_convert import TensorifyState
 from torch._functorch.aot_autograd import make_boxed_func
 
 from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
-from mlir_sym.capture import UnsupportedOpError, compile_graph
+from mlir_sym.capture import UnsupportedOpError, compile_graph, cpu_compute_pipeline
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import PIPELINES, LoweringError
 from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError
@@ -157,6 +157,7 @@ def graph_key(gm: fx.GraphModule) -> str:
     artifact)."""
     h = hashlib.sha256(gm.code.encode())
     h.update(repr(sorted(PIPELINES.items())).encode())
+    h.update(cpu_compute_pipeline().encode())  # MLIR_SYM_EMULATE_GPU: which one lowers CPU artifacts
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             v = n.meta.get("val")

@@ -107,6 +107,9 @@ func.func @four_pieces(%a: tensor<4xi32>, %b: tensor<4xi32>, %c: tensor<4xi32>, 
 // CHECK-LABEL: func.func @contraction_piece
 // CHECK:         linalg.matmul
 // CHECK:         tensor.concat
+// A rank-reducing slice's static sizes are its source's dims: no size is read from them.
+// CHECK-LABEL: func.func @rank_reducing_slice
+// CHECK:         tensor.concat
 func.func @unequal(%a: tensor<?x32xf32>, %b: tensor<?x16xf32>) -> tensor<?x48xf32> {
   %c = tensor.concat dim(1) %a, %b : (tensor<?x32xf32>, tensor<?x16xf32>) -> tensor<?x48xf32>
   return %c : tensor<?x48xf32>
@@ -122,4 +125,9 @@ func.func @contraction_piece(%a: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tenso
   %m = linalg.matmul ins(%a, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %c = tensor.concat dim(1) %m, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
   return %c : tensor<4x16xf32>
+}
+func.func @rank_reducing_slice(%t: tensor<?x?x?xf32>, %n: index, %b: tensor<1x5xf32>) -> tensor<?x5xf32> {
+  %s = tensor.extract_slice %t[0, 0, 0] [1, %n, 5] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x5xf32>
+  %c = tensor.concat dim(0) %s, %b : (tensor<?x5xf32>, tensor<1x5xf32>) -> tensor<?x5xf32>
+  return %c : tensor<?x5xf32>
 }

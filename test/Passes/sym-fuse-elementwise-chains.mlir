@@ -427,3 +427,39 @@ func.func @one_consumer_loading_three(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, 
   } -> tensor<?xf32>
   return %s : tensor<?xf32>
 }
+
+// -----
+
+// A producer reading its input through `d1 mod 8` (a concat after sym-concat-to-select), read
+// transposed: the composed map is `d0 mod 8` over the consumer's loops (every expression of the
+// producer's maps is composed, not only bare dims).
+// CHECK:       #[[MAP:.*]] = affine_map<(d0, d1) -> (d1, d0 mod 8)>
+// CHECK-LABEL: func.func @modulo_map_through_transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[MAP]], #{{.*}}]
+// CHECK-SAME:      ins(%arg0 : tensor<4x8xf32>)
+// CHECK:           linalg.index 0
+// CHECK:           math.exp
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mod = affine_map<(d0, d1) -> (d0, d1 mod 8)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+func.func @modulo_map_through_transpose(%a: tensor<4x8xf32>) -> (tensor<16x4xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %e0 = tensor.empty() : tensor<4x16xf32>
+  %c = linalg.generic {indexing_maps = [#mod, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xf32>) outs(%e0 : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %first = arith.cmpi ult, %j, %c8 : index
+    %n = arith.negf %x : f32
+    %v = arith.select %first, %x, %n : f32
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %d = tensor.dim %c, %c0 : tensor<4x16xf32>
+  %e = tensor.empty() : tensor<16x4xf32>
+  %r = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<4x16xf32>) outs(%e : tensor<16x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<16x4xf32>
+  return %r, %d : tensor<16x4xf32>, index
+}

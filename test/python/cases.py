@@ -948,6 +948,18 @@ def _rotary_inputs(n: int) -> tuple:
 add(Case("rotary_embedding", _fn(_rotary), _rotary_inputs, atol=1e-5, rtol=1e-5))
 
 
+# A concat of equal pieces read permuted or transposed: its `j mod n` maps composed into the
+# consumers' loops (a fusion that substituted bare dims only read the wrong elements on the GPU path).
+def _concat_permuted(x):
+    x = x.view(x.shape[0], -1, 8)  # pieces of a constant size
+    c = torch.cat([x, -x], -1)
+    t = torch.cat([x[0], x[0] * 2], -1).t()
+    return c.permute(2, 0, 1).exp(), t.contiguous() + 1, t.exp(), t.sin()
+
+
+add(Case("concat_permuted", _fn(_concat_permuted), lambda n: (randn(n, n + 1, 40),), atol=1e-5, rtol=1e-5))
+
+
 # --- Bessel functions of the first and second kind, modified of the second kind, Airy (passes/_special_bessel.py)
 # Eager's Cephes kernels (ATen/native/Math.h), float32 and float64, bit-exact (the products eager's
 # AVX2 build contracts are FMAs here too). Row 0 holds every branch's edges: 0, -0, tiny (j0's 1e-5),

@@ -79,6 +79,17 @@ def test_the_emulated_gpu_mapping_is_part_of_the_key(monkeypatch):
     assert len(list(artifact_cache.cache_dir().glob("*.json"))) == 2
 
 
+def test_the_emulated_gpu_mapping_is_part_of_the_in_process_key(monkeypatch):
+    """The same for the in-process cache of compiled graphs (backend.graph_key)."""
+    monkeypatch.setenv("MLIR_SYM_ARTIFACT_CACHE", "0")
+    x = torch.randn(4, 6)
+    torch.compile(softmax_plus_len, backend="mlir_sym", dynamic=True)(x, x)
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", "1")
+    torch._dynamo.reset()
+    torch.compile(softmax_plus_len, backend="mlir_sym", dynamic=True)(x, x)
+    assert backend.stats.compiles == 2 and backend.stats.cache_hits == 0
+
+
 def test_added_guards_are_stored_checked_and_reinstalled():
     run_fresh(first_split, [8])
     (entry,) = [json.loads(p.read_text()) for p in artifact_cache.cache_dir().glob("*.json")]
