@@ -29,9 +29,8 @@ bessel_j0` and `special_airy_ai`, computed as eager's CPU kernels compute them (
 All branches are computed and one is selected (elementwise code has no branches); the polynomial and
 Clenshaw loops, of constant trip count, are unrolled. Eager's AVX2 build of these kernels contracts
 `a * b + c` into FMAs (GCC's -ffp-contract=fast), so this file contracts the same products (math.fma:
-each product whose only use is an addition or subtraction, the first one of `a * b - c * d`), in its
-own Horner and Clenshaw helpers (_special_math.py's `_polevl` / `_chbevl` do not fuse; its tables are
-shared). With that, results are bit-identical to eager's CPU kernels on every input tried (float32
+each product whose only use is an addition or subtraction, the first one of `a * b - c * d`), with
+_special_math.py's Horner and Clenshaw helpers in their fused form (`fused=True`) and its tables. With that, results are bit-identical to eager's CPU kernels on every input tried (float32
 and float64, 260k inputs per op); without, 10-30% of them differed, up to 1e-3 relative near zeros.
 Half types, which eager's kernels do not take (float and double only), compute in float32 and round
 once.
@@ -44,7 +43,7 @@ import numpy as np
 from torch_mlir import ir
 from torch_mlir.dialects import arith, math
 
-from mlir_sym.passes._special_math import I0E_A, I0E_B, I1E_A, I1E_B, _f
+from mlir_sym.passes._special_math import I0E_A, I0E_B, I1E_A, I1E_B, _chbevl, _f, _polevl, fma
 
 _pred = arith.CmpFPredicate
 
@@ -147,31 +146,9 @@ _SQ2OPI = 0.797884560802865355879892119868763737  # sqrt(2 / pi)
 _TWOOPI = 0.636619772367581343075535053490057448  # 2 / pi
 
 
-def _fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
-    """a * b + c rounded once, as eager's contracted build computes it."""
-    return math.fma(a, b, c)
-
-
 def _fms(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
     """a * b - c rounded once."""
-    return math.fma(a, b, arith.negf(c))
-
-
-def _polevl_fma(z: ir.Value, coefficients: list[float], t: ir.Type) -> ir.Value:
-    """Eager's `p = p * z + c[i]` loops from p = 0 (the first step is c[0] exactly)."""
-    acc = _f(t, coefficients[0])
-    for c in coefficients[1:]:
-        acc = _fma(acc, z, _f(t, c))
-    return acc
-
-
-def _chbevl_fma(x: ir.Value, coefficients: list[float], t: ir.Type) -> ir.Value:
-    """Eager's Clenshaw loops `p = q; q = a; a = x * q - p + c[i]`, then 0.5 * (a - p)."""
-    b0, b1, b2 = _f(t, coefficients[0]), _f(t, 0.0), _f(t, 0.0)
-    for c in coefficients[1:]:
-        b2, b1 = b1, b0
-        b0 = arith.addf(_fms(x, b1, b2), _f(t, c))
-    return arith.mulf(_f(t, 0.5), arith.subf(b0, b2))
+    return fma(a, b, arith.negf(c))
 
 
 def _lt(a: ir.Value, b: ir.Value) -> ir.Value:
@@ -195,19 +172,19 @@ def _asymptotic(x: ir.Value, t: ir.Type, w: ir.Value, five_x: ir.Value, tables: 
                 second_kind: bool) -> ir.Value:
     """(PP/PQ(w) cos(x - shift) - 5/x QP/QQ(w) sin(x - shift)) sqrt(2/pi) / sqrt(x) (first kind),
     (PP/PQ(w) sin(x - shift) + 5/x QP/QQ(w) cos(x - shift)) ... (second kind)."""
-    pp, pq, qp, qq = (_polevl_fma(w, c, t) for c in tables)
+    pp, pq, qp, qq = (_polevl(w, c, t, fused=True) for c in tables)
     xs = arith.subf(x, _f(t, shift))
     cos, sin = math.cos(xs), math.sin(xs)
     p = arith.divf(pp, pq)
     q = arith.mulf(arith.mulf(five_x, arith.divf(qp, qq)), cos if second_kind else sin)
-    r = _fma(p, sin, q) if second_kind else _fms(p, cos, q)
+    r = fma(p, sin, q) if second_kind else _fms(p, cos, q)
     return arith.divf(arith.mulf(r, _f(t, _SQ2OPI)), math.sqrt(x))
 
 
 def _j0_small(x: ir.Value, t: ir.Type) -> ir.Value:
     """bessel_j0_forward for 0 <= x <= 5."""
     xx = arith.mulf(x, x)
-    rp, rq = _polevl_fma(xx, J0_RP, t), _polevl_fma(xx, J0_RQ, t)
+    rp, rq = _polevl(xx, J0_RP, t, fused=True), _polevl(xx, J0_RQ, t, fused=True)
     r = arith.mulf(arith.subf(xx, _f(t, 5.78318596294678452118e+00)), arith.subf(xx, _f(t, 3.04712623436620863991e+01)))
     r = arith.divf(arith.mulf(r, rp), rq)
     tiny = arith.subf(_f(t, 1.0), arith.divf(xx, _f(t, 4.0)))
@@ -224,7 +201,7 @@ def _j0(x0: ir.Value, t: ir.Type) -> ir.Value:
 def _j1_small(x: ir.Value, t: ir.Type) -> ir.Value:
     """bessel_j1_forward for x <= 5 (x >= 0 or -0.0)."""
     xx = arith.mulf(x, x)
-    r = arith.mulf(arith.divf(_polevl_fma(xx, J1_RP, t), _polevl_fma(xx, J1_RQ, t)), x)
+    r = arith.mulf(arith.divf(_polevl(xx, J1_RP, t, fused=True), _polevl(xx, J1_RQ, t, fused=True)), x)
     r = arith.mulf(r, arith.subf(xx, _f(t, 1.46819706421238932572e+01)))
     return arith.mulf(r, arith.subf(xx, _f(t, 4.92184563216946036703e+01)))
 
@@ -252,8 +229,8 @@ def _second_kind_edges(x: ir.Value, t: ir.Type, r: ir.Value) -> ir.Value:
 
 def _y0(x: ir.Value, t: ir.Type) -> ir.Value:
     xx = arith.mulf(x, x)
-    yp = arith.divf(_polevl_fma(xx, Y0_YP, t), _polevl_fma(xx, Y0_YQ, t))
-    small = _fma(arith.mulf(_f(t, _TWOOPI), math.log(x)), _j0_small(x, t), yp)
+    yp = arith.divf(_polevl(xx, Y0_YP, t, fused=True), _polevl(xx, Y0_YQ, t, fused=True))
+    small = fma(arith.mulf(_f(t, _TWOOPI), math.log(x)), _j0_small(x, t), yp)
     w = arith.divf(_f(t, 25.0), xx)
     large = _asymptotic(x, t, w, arith.divf(_f(t, 5.0), x), (J0_PP, J0_PQ, J0_QP, J0_QQ), _PIO4, True)
     return arith.select(_le(x, _f(t, 5.0)), _second_kind_edges(x, t, small), large)
@@ -261,9 +238,9 @@ def _y0(x: ir.Value, t: ir.Type) -> ir.Value:
 
 def _y1(x: ir.Value, t: ir.Type) -> ir.Value:
     xx = arith.mulf(x, x)
-    yp = arith.divf(_polevl_fma(xx, Y1_YP, t), _polevl_fma(xx, Y1_YQ, t))
+    yp = arith.divf(_polevl(xx, Y1_YP, t, fused=True), _polevl(xx, Y1_YQ, t, fused=True))
     inner = _fms(_j1_small(x, t), math.log(x), arith.divf(_f(t, 1.0), x))
-    small = _fma(x, yp, arith.mulf(_f(t, _TWOOPI), inner))
+    small = fma(x, yp, arith.mulf(_f(t, _TWOOPI), inner))
     five_x, w = _five_over(x, t)
     large = _asymptotic(x, t, w, five_x, (J1_PP, J1_PQ, J1_QP, J1_QQ), _3PIO4, True)
     return arith.select(_le(x, _f(t, 5.0)), _second_kind_edges(x, t, small), large)
@@ -272,7 +249,7 @@ def _y1(x: ir.Value, t: ir.Type) -> ir.Value:
 def _i_near(ax: ir.Value, t: ir.Type, order: int) -> ir.Value:
     """modified_bessel_i0/i1_forward for |x| <= 8 (ax = |x|): exp|x| chbevl(|x|/2 - 2, A) and
     chbevl(|x|/2 - 2, A) |x| exp|x|, all 30 / 29 terms in float32 too."""
-    c = _chbevl_fma(arith.subf(arith.divf(ax, _f(t, 2.0)), _f(t, 2.0)), I0E_A if order == 0 else I1E_A, t)
+    c = _chbevl(arith.subf(arith.divf(ax, _f(t, 2.0)), _f(t, 2.0)), I0E_A if order == 0 else I1E_A, t, fused=True)
     e = math.exp(ax)
     return arith.mulf(e, c) if order == 0 else arith.mulf(arith.mulf(c, ax), e)
 
@@ -281,7 +258,7 @@ def _i(x: ir.Value, t: ir.Type, order: int) -> ir.Value:
     """modified_bessel_i0/i1_forward; beyond |x| = 8 exp|x| chbevl(32/|x| - 2, B) / sqrt|x| (25
     terms); i1 with x's sign (+0.0 at -0.0)."""
     ax = math.absf(x)
-    c = _chbevl_fma(arith.subf(arith.divf(_f(t, 32.0), ax), _f(t, 2.0)), I0E_B if order == 0 else I1E_B, t)
+    c = _chbevl(arith.subf(arith.divf(_f(t, 32.0), ax), _f(t, 2.0)), I0E_B if order == 0 else I1E_B, t, fused=True)
     far = arith.divf(arith.mulf(math.exp(ax), c), math.sqrt(ax))
     r = arith.select(_le(ax, _f(t, 8.0)), _i_near(ax, t, order), far)
     return r if order == 0 else arith.select(_lt(x, _f(t, 0.0)), arith.negf(r), r)
@@ -292,7 +269,7 @@ def _k(x: ir.Value, t: ir.Type, order: int, scaled: bool) -> ir.Value:
     branch, selected for 0 < x <= 2, takes i0 / i1's own small branch)."""
     a_table, b_table = (K0_A, K0_B) if order == 0 else (K1_A, K1_B)
     half = _f(t, 0.5)
-    a = _chbevl_fma(math.fma(x, x, _f(t, -2.0)), a_table, t)  # x * x - 2, contracted
+    a = _chbevl(math.fma(x, x, _f(t, -2.0)), a_table, t, fused=True)  # x * x - 2, contracted
     if order == 0 and not scaled:  # `std::log(0.5 * x)`: a double, so the rest too
         f64 = ir.F64Type.get()
         wide = (lambda v: v) if str(t) == "f64" else (lambda v: arith.extf(f64, v))
@@ -302,8 +279,8 @@ def _k(x: ir.Value, t: ir.Type, order: int, scaled: bool) -> ir.Value:
     elif order == 0:
         near = _fms(arith.negf(math.log(arith.mulf(half, x))), _i_near(x, t, 0), arith.negf(a))
     else:
-        near = _fma(math.log(arith.mulf(half, x)), _i_near(x, t, 1), arith.divf(a, x))
-    b = _chbevl_fma(arith.subf(arith.divf(_f(t, 8.0), x), _f(t, 2.0)), b_table, t)
+        near = fma(math.log(arith.mulf(half, x)), _i_near(x, t, 1), arith.divf(a, x))
+    b = _chbevl(arith.subf(arith.divf(_f(t, 8.0), x), _f(t, 2.0)), b_table, t, fused=True)
     if scaled:
         near = arith.mulf(near, math.exp(x))
         far = arith.divf(b, math.sqrt(x))
@@ -321,8 +298,8 @@ def _spherical_j0(x: ir.Value, t: ir.Type) -> ir.Value:
              (-1.0, 6.0)]
     acc = _f(t, _div(t, *terms[0]))
     for a, b in terms[1:]:
-        acc = _fma(xx, acc, _f(t, _div(t, a, b)))
-    series = _fma(xx, acc, _f(t, 1.0))
+        acc = fma(xx, acc, _f(t, _div(t, a, b)))
+    series = fma(xx, acc, _f(t, 1.0))
     r = arith.select(_lt(math.absf(x), _f(t, 0.5)), series, arith.divf(math.sin(x), x))
     return arith.select(_eq(math.absf(x), _f(t, float("inf"))), _f(t, 0.0), r)
 
@@ -335,8 +312,8 @@ def _airy_ai(x: ir.Value, t: ir.Type) -> ir.Value:
     zeta_n = arith.divf(arith.mulf(arith.mulf(_f(t, -2.0), x), math.sqrt(arith.negf(x))), _f(t, 3.0))
     z = arith.divf(one, zeta_n)
     zz = arith.mulf(z, z)
-    afn, afd = _polevl_fma(zz, AI_AFN, t), _polevl_fma(zz, AI_AFD, t)
-    agn, agd = _polevl_fma(zz, AI_AGN, t), _polevl_fma(zz, AI_AGD, t)
+    afn, afd = _polevl(zz, AI_AFN, t, fused=True), _polevl(zz, AI_AFD, t, fused=True)
+    agn, agd = _polevl(zz, AI_AGN, t, fused=True), _polevl(zz, AI_AGD, t, fused=True)
     theta = arith.addf(zeta_n, _f(t, 0.25 * pymath.pi))
     amp = arith.addf(one, arith.divf(arith.mulf(zz, afn), afd))
     phase = arith.divf(arith.mulf(z, agn), agd)
@@ -345,7 +322,7 @@ def _airy_ai(x: ir.Value, t: ir.Type) -> ir.Value:
     # x >= 2.09
     zeta = arith.divf(arith.mulf(arith.mulf(_f(t, 2.0), x), math.sqrt(x)), _f(t, 3.0))
     rz = arith.divf(one, zeta)
-    an, ad = _polevl_fma(rz, AI_AN, t), _polevl_fma(rz, AI_AD, t)
+    an, ad = _polevl(rz, AI_AN, t, fused=True), _polevl(rz, AI_AD, t, fused=True)
     den = arith.mulf(arith.mulf(_f(t, 2.0), math.sqrt(math.sqrt(x))), math.exp(zeta))
     pos = arith.divf(arith.mulf(isqpi, arith.divf(an, ad)), den)
     # Maclaurin's series, eager's `while (t > eps)` unrolled: a step counts while the test holds

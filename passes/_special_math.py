@@ -104,18 +104,26 @@ def _f(t: ir.Type, v: float) -> ir.Value:
     return arith.constant(t, v)
 
 
-def _chbevl(x: ir.Value, coefficients: list[float], t: ir.Type) -> ir.Value:
+def fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    """a * b + c rounded once, as eager's contracted (AVX2) build computes it."""
+    return math.fma(a, b, c)
+
+
+def _chbevl(x: ir.Value, coefficients: list[float], t: ir.Type, fused: bool = False) -> ir.Value:
+    """Clenshaw's `p = q; q = a; a = x * q - p + c[i]`, then 0.5 * (a - p); `fused`: x * q - p as an FMA."""
     b0, b1, b2 = _f(t, coefficients[0]), _f(t, 0.0), _f(t, 0.0)
     for c in coefficients[1:]:
         b2, b1 = b1, b0
-        b0 = arith.addf(arith.subf(arith.mulf(x, b1), b2), _f(t, c))
+        xq = fma(x, b1, arith.negf(b2)) if fused else arith.subf(arith.mulf(x, b1), b2)
+        b0 = arith.addf(xq, _f(t, c))
     return arith.mulf(_f(t, 0.5), arith.subf(b0, b2))
 
 
-def _polevl(x: ir.Value, coefficients: list[float], t: ir.Type) -> ir.Value:
+def _polevl(x: ir.Value, coefficients: list[float], t: ir.Type, fused: bool = False) -> ir.Value:
+    """Horner's `p = p * x + c[i]` from p = c[0]; `fused`: each step an FMA."""
     acc = _f(t, coefficients[0])
     for c in coefficients[1:]:
-        acc = arith.addf(arith.mulf(acc, x), _f(t, c))
+        acc = fma(acc, x, _f(t, c)) if fused else arith.addf(arith.mulf(acc, x), _f(t, c))
     return acc
 
 

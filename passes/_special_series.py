@@ -48,7 +48,7 @@ from functools import partial
 from torch_mlir import ir
 from torch_mlir.dialects import arith, math
 
-from mlir_sym.passes._special_math import _f
+from mlir_sym.passes._special_math import _f, fma
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate  # noqa: E741
@@ -74,10 +74,6 @@ def _true() -> ir.Value:
 
 def _not(v: ir.Value) -> ir.Value:
     return arith.xori(v, _true())
-
-
-def _fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
-    return math.fma(a, b, c)
 
 
 def _sel(c: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -205,7 +201,7 @@ def _chebyshev(kind: str, shifted: bool, x: ir.Value, n: ir.Value, t: ir.Type) -
             fallback = bottom if shifted else _sel(_gt(x, zero), n21, bottom)
             closed = _sel(_ne(math.cos(half), one), arith.divf(math.sin(nh), math.sin(half)), fallback)
     bound = _sel(arith.ori(at_end, trig), _ci(1), n)  # no steps where the recurrence is not used
-    r = _recurrence(2, bound, True, q0, lambda k, p, q: _fma(yy, q, arith.negf(p)), True)
+    r = _recurrence(2, bound, True, q0, lambda k, p, q: fma(yy, q, arith.negf(p)), True)
     r = _sel(arith.cmpi(I.eq, n, _ci(1)), q0, r)
     r = _sel(arith.cmpi(I.eq, n, _ci(0)), one, r)
     r = _sel(trig, closed, r)
@@ -220,7 +216,7 @@ def _hermite(physicists: bool, x: ir.Value, n: ir.Value, t: ir.Type) -> ir.Value
     used = arith.andi(arith.cmpi(I.sge, n, _ci(2)), arith.cmpi(I.sle, n, _ci(limit)))
 
     def step(k, p, q):
-        return _fma(factor, q, arith.negf(arith.mulf(_itof(t, k), p)))
+        return fma(factor, q, arith.negf(arith.mulf(_itof(t, k), p)))
 
     if physicists:  # for (k = 2; k < n + n; k += 2)
         r = _recurrence(2, _sel(used, arith.addi(n, n), _ci(0)), False, factor, step, False, k_step=2)
@@ -241,7 +237,7 @@ def _laguerre(x: ir.Value, n: ir.Value, t: ir.Type) -> ir.Value:
     def step(k, p, q):
         kf = _itof(t, k)
         a = arith.addf(_itof(t, arith.addi(k, k)), q0)
-        return arith.divf(_fma(a, q, arith.negf(arith.mulf(kf, p))), _itof(t, arith.addi(k, _ci(1))))
+        return arith.divf(fma(a, q, arith.negf(arith.mulf(kf, p))), _itof(t, arith.addi(k, _ci(1))))
 
     r = _recurrence(1, bound, False, q0, step, True)
     r = _sel(arith.cmpi(I.eq, n, _ci(1)), q0, r)
@@ -257,7 +253,7 @@ def _legendre(x: ir.Value, n: ir.Value, t: ir.Type) -> ir.Value:
 
     def step(k, p, q):
         a = arith.mulf(_itof(t, arith.addi(arith.addi(k, k), _ci(1))), x)
-        return arith.divf(_fma(a, q, arith.negf(arith.mulf(_itof(t, k), p))), _itof(t, arith.addi(k, _ci(1))))
+        return arith.divf(fma(a, q, arith.negf(arith.mulf(_itof(t, k), p))), _itof(t, arith.addi(k, _ci(1))))
 
     r = _recurrence(1, bound, False, x, step, True)
     r = _sel(arith.cmpi(I.eq, n, _ci(1)), x, r)
@@ -370,9 +366,9 @@ def _trigamma(x: ir.Value, t: ir.Type) -> ir.Value:
         result = arith.addf(result, arith.divf(one, arith.mulf(x, x)))
         x = arith.addf(x, one)
     ixx = arith.divf(one, arith.mulf(x, x))
-    inner = _fma(arith.negf(ixx), _f(t, 1.0 / 42), _f(t, 1.0 / 30))
-    inner = _fma(arith.negf(ixx), inner, _f(t, 1.0 / 6))
-    series = _fma(ixx, inner, arith.addf(one, arith.divf(one, arith.mulf(_f(t, 2.0), x))))
+    inner = fma(arith.negf(ixx), _f(t, 1.0 / 42), _f(t, 1.0 / 30))
+    inner = fma(arith.negf(ixx), inner, _f(t, 1.0 / 6))
+    series = fma(ixx, inner, arith.addf(one, arith.divf(one, arith.mulf(_f(t, 2.0), x))))
     result = arith.addf(result, arith.divf(series, x))
     return _sel(small, arith.negf(result), result)
 
@@ -487,7 +483,7 @@ class _Igamma:
             # both directions by one Horner chain whose coefficients are selected
             acc = _sel(big, self.c(coeffs[-1]), self.c(coeffs[0]))
             for i in range(1, len(coeffs)):
-                acc = _fma(acc, y, _sel(big, self.c(coeffs[-1 - i]), self.c(coeffs[i])))
+                acc = fma(acc, y, _sel(big, self.c(coeffs[-1 - i]), self.c(coeffs[i])))
             if name == "n":
                 num = acc
             else:
@@ -499,7 +495,7 @@ class _Igamma:
         t, c, d, f64 = self.t, self.c, self.d, self.f64
         maxlog = 7.09782712893383996843E2 if self.double else 88.72283905206835
         far = _gt(d(math.absf(arith.subf(a, x))), arith.mulf(_f(f64, 0.4), d(math.absf(a))))
-        ax = arith.subf(_fma(a, math.log(x), arith.negf(x)), self.lgamma(a))
+        ax = arith.subf(fma(a, math.log(x), arith.negf(x)), self.lgamma(a))
         far_value = _sel(_lt(ax, c(-maxlog)), c(0.0), math.exp(ax))
         g = c(_LANCZOS_G)
         fac = self.convert(arith.subf(d(arith.addf(a, g)), _f(f64, 0.5)), t)
@@ -510,7 +506,7 @@ class _Igamma:
         lead = arith.mulf(a, arith.subf(math.log1p(numfac), numfac)) if not self.double else None
         tail = arith.divf(arith.mulf(d(x), arith.subf(_f(f64, 0.5), d(g))), d(fac))
         if self.double:
-            large = arith.mulf(res, math.exp(_fma(a, arith.subf(math.log1p(numfac), numfac), tail)))
+            large = arith.mulf(res, math.exp(fma(a, arith.subf(math.log1p(numfac), numfac), tail)))
         else:
             large = self.convert(arith.mulf(d(res), math.exp(arith.addf(d(lead), tail))), t)
         small = arith.andi(_lt(a, c(200.0)), _lt(x, c(200.0)))
@@ -552,9 +548,9 @@ class _Igamma:
 
         _, _, total, _ = _while([c(1.0), c(1.0), c(0.0), _not(active)], cond, step)
         logx = math.log(x)
-        term = arith.negf(math.expm1(_fma(a, logx, arith.negf(self.lgamma(arith.addf(c(1.0), a))))))
-        scale = math.exp(_fma(a, logx, arith.negf(self.lgamma(a))))
-        return _fma(arith.negf(scale), total, term)
+        term = arith.negf(math.expm1(fma(a, logx, arith.negf(self.lgamma(arith.addf(c(1.0), a))))))
+        scale = math.exp(fma(a, logx, arith.negf(self.lgamma(a))))
+        return fma(arith.negf(scale), total, term)
 
     def continued_fraction(self, a: ir.Value, x: ir.Value, ax: ir.Value, active: ir.Value) -> ir.Value:
         """_igamc_helper_continued_fraction (DLMF 8.9.2) times ax; 0 if ax is 0."""
@@ -577,8 +573,8 @@ class _Igamma:
             y = arith.addf(y, c(1.0))
             z = arith.addf(z, c(2.0))
             yc = arith.mulf(y, cc)
-            pk = _fma(pkm1, z, arith.negf(arith.mulf(pkm2, yc)))
-            qk = _fma(qkm1, z, arith.negf(arith.mulf(qkm2, yc)))
+            pk = fma(pkm1, z, arith.negf(arith.mulf(pkm2, yc)))
+            qk = fma(qkm1, z, arith.negf(arith.mulf(qkm2, yc)))
             nonzero = _ne(qk, c(0.0))
             r = arith.divf(pk, qk)
             tt = _sel(nonzero, math.absf(arith.divf(arith.subf(ans, r), r)), c(1.0))
