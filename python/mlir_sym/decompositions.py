@@ -42,8 +42,9 @@ eager's semantics, under symbolic sizes:
                             index), chosen at run time from the symbolic length. NaN: eager's comparator
                             is not NaN-aware, so its result depends on where NaNs sit; ours treats NaNs
                             as distinct values sorted last (an all-NaN slice gives NaN at index 0, as
-                            eager); it matches eager for trailing NaNs, and for leading ones before a
-                            repeated value
+                            eager); it matches CPU eager for trailing NaNs, and for leading ones
+                            before a repeated value; CUDA eager's bitonic network can disagree even
+                            for trailing NaNs (not modeled)
 """
 from __future__ import annotations
 

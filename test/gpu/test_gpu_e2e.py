@@ -15,6 +15,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import torch.nn as nn  # noqa: E402
+from torch.utils._pytree import tree_map  # noqa: E402
 
 from cases import CASES, Case  # noqa: E402
 from mlir_sym import backend  # noqa: E402
@@ -25,6 +26,11 @@ GPU_XFAIL: dict[str, str] = {
     # transformer_block (nn.MultiheadAttention) used to fail here: on CUDA, PyTorch picked
     # aten._scaled_dot_product_efficient_attention, which torch-mlir cannot lower; the backend now traces
     # attention in its math form on CUDA (backend.attention_math).
+}
+
+# Cases whose eager CUDA result is not a rule we model (not run here; their CPU runs check them).
+GPU_SKIP: dict[str, str] = {
+    "mode_nan": "CUDA eager's mode sorts NaNs by a bitonic network with a comparator that is not NaN-aware",
 }
 
 
@@ -46,6 +52,8 @@ def _params(cases):
     for c in cases:
         reason = c.xfail or GPU_XFAIL.get(c.name)
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        if c.name in GPU_SKIP:
+            marks.append(pytest.mark.skip(reason=GPU_SKIP[c.name]))
         out.append(pytest.param(c, id=c.name, marks=marks))
     return out
 
@@ -64,6 +72,10 @@ def test_case_dynamic(case: Case, dynamo_graphs):
         with torch.no_grad():
             try:
                 expected = fn(*args)
+            except NotImplementedError as e:  # e.g. CUDA eager has no bf16 igamma: CPU eager is the reference
+                if "not implemented for" not in str(e):
+                    raise
+                expected = tree_map(lambda t: t.to(DEV) if isinstance(t, torch.Tensor) else t, fn(*case.inputs(n)))
             except RuntimeError as e:
                 if "device" not in str(e):
                     raise
