@@ -49,6 +49,7 @@ from mlir_sym.passes import (  # noqa: F401
     torch_attention,
     torch_cumulative_extrema,
     torch_elementwise_math,
+    torch_int8_scalars,
     torch_unflatten,
     unify_sizes,
     unshare_inits,

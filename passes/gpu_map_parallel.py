@@ -1140,7 +1140,7 @@ class GpuMapParallel(SymPass):
         ept = self.ept if all(_unrollable(o) for o in body_ops) else 1
         vec = None
         if ept > 1 and self.vectorize and all(_const(lb) == 0 for lb in lbs) and all(_const(st) == 1 for st in steps):
-            vec = _vector_plan(list(pbody.arguments), body_ops, [pbody])
+            vec = _vector_plan(list(pbody.arguments), body_ops, [pbody], broadcasts=True)
             if vec is not None:
                 ept = vec.width  # 16 bytes per access of the widest element type
         with ir.InsertionPoint(p), p.location:
@@ -1826,8 +1826,9 @@ class _VectorPlan:
     outside) become one vector.load/vector.store each; `uniform` loads (no index on the innermost
     variable) are loaded once."""
 
-    def __init__(self, width: int, vector: list, uniform: list) -> None:
+    def __init__(self, width: int, vector: list, uniform: list, not_one: list | None = None) -> None:
         self.width, self.vector, self.uniform = width, vector, uniform
+        self.not_one = not_one or []  # sizes from outside the body the vector path needs to differ from 1
 
     def buffers(self) -> list:
         seen: list = []
@@ -1841,11 +1842,14 @@ class _VectorPlan:
 _ITEMSIZE = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "f64": 8, "i64": 8}
 
 
-def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = True) -> "_VectorPlan | None":
+def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = True,
+                 broadcasts: bool = False) -> "_VectorPlan | None":
     """How `body_ops` (in `blocks`, over loop variables `args`, the innermost last) run `width`
-    consecutive innermost elements at once, or None."""
+    consecutive innermost elements at once, or None. With `broadcasts` (where the runtime check is made
+    outside the loop nest), a load at `X == 1 ? 0 : inner` is a vector load under a check that X != 1;
+    index arithmetic of outer loop variables is allowed in outer dims in every case."""
     inner = args[-1]
-    vector, uniform, widest, moduli = [], [], 0, []
+    vector, uniform, widest, moduli, not_one = [], [], 0, [], []
     for o in body_ops:
         if o.name not in ("memref.load", "memref.store"):
             continue
@@ -1859,8 +1863,15 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
         if modulus is not None:  # a load at `inner mod C` (a concat's piece): contiguous lanes when W divides C
             moduli.append(modulus)
             idxs = idxs[:-1] + [inner]
-        for v in idxs:  # loop variables or values from outside the body, nothing computed per element
-            if not (any(v == a for a in args) or not _defined_in(v, blocks)):
+        size = _broadcast_size(idxs[-1], inner, blocks) if broadcasts and idxs and o.name == "memref.load" else None
+        if size is not None:  # `size == 1 ? 0 : inner` (a dynamic broadcast): inner when size != 1
+            not_one.append(size)
+            idxs = idxs[:-1] + [inner]
+        for k, v in enumerate(idxs):  # loop variables or values from outside the body; outer dims may
+            # also take arithmetic of the outer loop variables (torch-mlir's `dim == 1 ? 0 : i` of a
+            # dynamic broadcast), the same for all lanes
+            if not (any(v == a for a in args) or not _defined_in(v, blocks)
+                    or (k < len(idxs) - 1 and _lane_uniform(v, inner, blocks, body_ops))):
                 return None
         uses_inner = [k for k, v in enumerate(idxs) if v == inner]
         if not uses_inner:
@@ -1883,7 +1894,40 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     width = 16 // widest
     if any(c % width for c in moduli):
         return None
-    return _VectorPlan(width, vector, uniform) if width > 1 else None
+    return _VectorPlan(width, vector, uniform, not_one) if width > 1 else None
+
+
+def _broadcast_size(v: ir.Value, inner: ir.Value, blocks: list) -> ir.Value | None:
+    """X when `v` is `select(X == 1, 0, inner)` with X from outside the body: torch-mlir's index into
+    a dynamic dim that may broadcast (size 1). Under a check that X != 1 it is `inner`."""
+    op = defining_op(v)
+    if op is None or op.name != "arith.select" or op.operands[2] != inner or constant_value(op.operands[1]) != 0:
+        return None
+    cmp = defining_op(op.operands[0])
+    if cmp is None or cmp.name != "arith.cmpi" or ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:
+        return None  # arith.CmpIPredicate.eq
+    a, b = cmp.operands
+    x = a if constant_value(b) == 1 else b if constant_value(a) == 1 else None
+    return x if x is not None and not _defined_in(x, blocks) else None
+
+
+_UNIFORM_ARITH = {"arith.select", "arith.cmpi", "arith.addi", "arith.subi", "arith.muli", "arith.divui",
+                  "arith.remui", "arith.divsi", "arith.remsi", "arith.index_cast", "arith.constant",
+                  "arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi", "arith.andi", "arith.ori"}
+
+
+def _lane_uniform(v: ir.Value, inner: ir.Value, blocks: list, body_ops: list, depth: int = 8) -> bool:
+    """Whether `v` is index arithmetic of `body_ops` (which the vector body clones before the accesses)
+    of values other than the innermost loop variable `inner` (outer loop variables, values from
+    outside the body): the same for every lane of a vector step."""
+    if v == inner:
+        return False
+    if not _defined_in(v, blocks) or isinstance(v.owner, ir.Block):
+        return True  # from outside the body, or a loop variable (block argument) other than `inner`
+    op = defining_op(v)
+    if op is None or op.name not in _UNIFORM_ARITH or depth == 0 or not any(op == o for o in body_ops):
+        return False
+    return all(_lane_uniform(x, inner, blocks, body_ops, depth - 1) for x in op.operands)
 
 
 def _modulo_of(v: ir.Value, inner: ir.Value) -> int | None:
@@ -1925,6 +1969,9 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
         return arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemUIOp(v, k).result, zero).result
 
     ok = multiple(inner_trip, w)
+    one = arith.ConstantOp(idx, 1).result
+    for x in plan.not_one:
+        ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.ne, x, one).result).result
     for m in plan.buffers():
         mt = ir.MemRefType(m.type)
         nbytes = arith.ConstantOp(idx, plan.width * _ITEMSIZE[str(mt.element_type)]).result
@@ -1937,7 +1984,6 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
         for st in strides[:-1]:
             ok = arith.AndIOp(ok, multiple(st, w)).result
         if mt.rank:
-            one = arith.ConstantOp(idx, 1).result
             ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, strides[-1], one).result).result
     return ok
 

@@ -45,7 +45,7 @@ _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
-        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-unflatten, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
+        "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-unflatten, sym-torch-int8-scalars, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
         "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
     ),
     "linalg-to-llvm": (

@@ -1124,6 +1124,19 @@ add(Case("mode_nan", _fn(lambda x, h: (torch.mode(x), torch.mode(x, 1, keepdim=T
          _mode_nan_inputs, equal_nan=True))
 
 
+
+# --- 8-bit integers with integer scalars (sym-torch-int8-scalars: torch-mlir crashed on these):
+# arithmetic modulo 2^8 as eager, scalars beyond the type's range wrapped, a SymInt scalar, alpha.
+def _int8_scalars(x, y):
+    n = x.shape[0]
+    return (x * 3, x - 5, 7 - x, x * 300, x * n, x - n, torch.rsub(x, 300, alpha=2), torch.sub(x, 3, alpha=n),
+            y * 3, y - 200, 250 - y, y * n)
+
+
+add(Case("int8_scalars", _fn(_int8_scalars),
+         lambda n: (randint(n, -128, 128, n, 5).to(torch.int8), randint(n, 0, 256, n, 4, salt=1).to(torch.uint8)),
+         atol=0, rtol=0))
+
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"
 
