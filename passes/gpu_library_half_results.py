@@ -97,6 +97,7 @@ class GpuLibraryHalfResults(SymPass):
         users = [use_owner(u) for u in c.uses]
         readers = [u for u in users if u != call and u.name != "memref.dealloc"]
         if len(readers) != 1 or not _truncation(readers[0]) or readers[0].operands[0] != c:
+            self._narrow_rounding_readers(module, block, call, callee, decls, readers)
             return
         trunc = readers[0]
         ops = [o.operation for o in block.operations]
@@ -146,6 +147,59 @@ class GpuLibraryHalfResults(SymPass):
             u.erase()  # deallocations of the float32 buffer
         alloc.erase()
         self.bump("half-results")
+
+    def _narrow_rounding_readers(self, module: ir.Operation, block: ir.Block, call: ir.Operation, callee: str,
+                                 decls: dict, readers: list) -> None:
+        """The float32 product `c` is read only by generics after the call (in its block) that round it
+        to one half type before anything else (a bf16 SiLU or GELU of a linear layer, a residual add:
+        the rounding PyTorch's decomposition put after the product, fused into its consumer): the call
+        writes a new half buffer, the generics read it, their `truncf`s of it go."""
+        c = call.operands[2]
+        alloc = defining_op(c)
+        ops = [o.operation for o in block.operations]
+        at_call = _position(ops, call)
+        half = None
+        plan = []  # (generic, [operand indexes of c])
+        for g in readers:
+            if g.name != "linalg.generic" or _position(ops, g) <= at_call:
+                return
+            n_in = ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
+            ks = [k for k, v in enumerate(g.operands) if v == c]
+            if not ks or any(k >= n_in for k in ks):
+                return  # c written (an output) or not read directly
+            args = g.regions[0].blocks[0].arguments
+            for k in ks:
+                for u in args[k].uses:
+                    t = use_owner(u)
+                    if t.name != "arith.truncf" or str(t.results[0].type) not in _HALF:
+                        return
+                    if half is not None and str(t.results[0].type) != str(half):
+                        return
+                    half = t.results[0].type
+            plan.append((g, ks))
+        if half is None:
+            return
+        mt = ir.MemRefType(c.type)
+        with ir.InsertionPoint(call), call.location:
+            h = ir.Operation.create("memref.alloc", results=[ir.MemRefType.get(mt.shape, half)],
+                                    operands=list(alloc.operands),
+                                    attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(alloc.operands), 0])}).result
+            name = self._declaration(module, callee, [v.type for v in call.operands[:2]] + [h.type], decls)
+            func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), [call.operands[0], call.operands[1], h])
+        call.erase()
+        self._replaced.add(callee)
+        for g, ks in plan:
+            args = g.regions[0].blocks[0].arguments
+            for k in ks:
+                g.operands[k] = h
+                args[k].set_type(half)
+                for t in [use_owner(u) for u in args[k].uses]:
+                    t.results[0].replace_all_uses_with(args[k])
+                    t.erase()
+        for u in [use_owner(u) for u in c.uses]:  # deallocations of the float32 buffer
+            u.operands[0] = h
+        alloc.erase()
+        self.bump("half-results-read-rounded")
 
     @staticmethod
     def _declaration(module: ir.Operation, callee: str, types: list, decls: dict) -> str:

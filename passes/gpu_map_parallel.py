@@ -1826,9 +1826,11 @@ class _VectorPlan:
     outside) become one vector.load/vector.store each; `uniform` loads (no index on the innermost
     variable) are loaded once."""
 
-    def __init__(self, width: int, vector: list, uniform: list, not_one: list | None = None) -> None:
+    def __init__(self, width: int, vector: list, uniform: list, not_one: list | None = None,
+                 broadcast_loads: list | None = None) -> None:
         self.width, self.vector, self.uniform = width, vector, uniform
         self.not_one = not_one or []  # sizes from outside the body the vector path needs to differ from 1
+        self.broadcast_loads = broadcast_loads or []  # loads at `X == 1 ? 0 : inner`: at inner there
 
     def buffers(self) -> list:
         seen: list = []
@@ -1849,7 +1851,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     outside the loop nest), a load at `X == 1 ? 0 : inner` is a vector load under a check that X != 1;
     index arithmetic of outer loop variables is allowed in outer dims in every case."""
     inner = args[-1]
-    vector, uniform, widest, moduli, not_one = [], [], 0, [], []
+    vector, uniform, widest, moduli, not_one, broadcast_loads = [], [], 0, [], [], []
     for o in body_ops:
         if o.name not in ("memref.load", "memref.store"):
             continue
@@ -1866,6 +1868,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
         size = _broadcast_size(idxs[-1], inner, blocks) if broadcasts and idxs and o.name == "memref.load" else None
         if size is not None:  # `size == 1 ? 0 : inner` (a dynamic broadcast): inner when size != 1
             not_one.append(size)
+            broadcast_loads.append(o)
             idxs = idxs[:-1] + [inner]
         for k, v in enumerate(idxs):  # loop variables or values from outside the body; outer dims may
             # also take arithmetic of the outer loop variables (torch-mlir's `dim == 1 ? 0 : i` of a
@@ -1894,7 +1897,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     width = 16 // widest
     if any(c % width for c in moduli):
         return None
-    return _VectorPlan(width, vector, uniform, not_one) if width > 1 else None
+    return _VectorPlan(width, vector, uniform, not_one, broadcast_loads) if width > 1 else None
 
 
 def _broadcast_size(v: ir.Value, inner: ir.Value, blocks: list) -> ir.Value | None:
@@ -2014,6 +2017,8 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,
                 et = ir.MemRefType(mem.type).element_type
                 vt = ir.VectorType.get([W], et)
                 idxs = [base_map.get(v, v) for v in list(o.operands)[1:]]
+                if any(o == b for b in plan.broadcast_loads):
+                    idxs[-1] = ivs[-1]
                 ld = regs.load(mem, idxs) if regs is not None else None
                 if ld is None:
                     ld = vector.LoadOp(vt, mem, idxs, alignment=W * _ITEMSIZE[str(et)]).result

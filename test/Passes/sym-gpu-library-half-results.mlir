@@ -65,7 +65,7 @@ func.func private @__sym_matmul_init_0(memref<?x256xf16>, memref<256x64xf16>, me
 // -----
 
 // Left alone: an accumulating call (C += A*B needs the float32 values), a float32 result read by
-// another op too, and a rounding that permutes.
+// another op too, and one read by a kernel that uses the float32 value itself.
 // CHECK-LABEL: func.func @left_alone
 // CHECK:       call @__sym_matmul_0(%arg0, %arg1, %[[A:.*]]) : (memref<8x8xbf16>, memref<8x8xbf16>, memref<8x8xf32>)
 // CHECK:       linalg.generic {{.*}} ins(%[[A]] : memref<8x8xf32>)
@@ -74,6 +74,7 @@ func.func private @__sym_matmul_init_0(memref<?x256xf16>, memref<256x64xf16>, me
 // CHECK:       memref.copy %[[B]], %arg4
 // CHECK:       call @__sym_matmul_init_1(%arg0, %arg1, %[[C:.*]]) : (memref<8x8xbf16>, memref<8x8xbf16>, memref<8x8xf32>)
 // CHECK:       linalg.generic {{.*}} ins(%[[C]] : memref<8x8xf32>)
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:   xbf16>) -> ()
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #tr = affine_map<(d0, d1) -> (d1, d0)>
@@ -97,7 +98,8 @@ func.func @left_alone(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %o0: memref<8x
   call @__sym_matmul_init_1(%a, %b, %e) : (memref<8x8xbf16>, memref<8x8xbf16>, memref<8x8xf32>) -> ()
   linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]} ins(%e : memref<8x8xf32>) outs(%o2 : memref<8x8xbf16>) {
   ^bb0(%in: f32, %out: bf16):
-    %t = arith.truncf %in : f32 to bf16
+    %sq = arith.mulf %in, %in : f32
+    %t = arith.truncf %sq : f32 to bf16
     linalg.yield %t : bf16
   }
   return
@@ -135,3 +137,57 @@ func.func @half_buffer_busy(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %o: memr
   return
 }
 func.func private @__sym_matmul_init_0(memref<8x8xbf16>, memref<8x8xbf16>, memref<8x8xf32>) attributes {sym.library_call = "matmul_init"}
+
+// -----
+
+// Products read only by kernels that round them first (PyTorch's rounding after a bf16 linear, fused
+// into its consumer: a SiLU-gated product, a transposed read): each call writes a new bf16 buffer
+// that the kernels read, their truncf of it go, and its deallocation follows.
+// CHECK-LABEL: func.func @rounded_by_consumers
+// CHECK:       %[[G:.*]] = memref.alloc(%{{.*}}) : memref<?x8xbf16>
+// CHECK-NEXT:  call @__sym_matmul_init_1(%arg0, %arg1, %[[G]]) : (memref<?x8xbf16>, memref<8x8xbf16>, memref<?x8xbf16>) -> ()
+// CHECK:       %[[U:.*]] = memref.alloc(%{{.*}}) : memref<?x8xbf16>
+// CHECK-NEXT:  call @__sym_matmul_init_1(%arg0, %arg2, %[[U]])
+// CHECK:       linalg.generic {{.*}} ins(%[[G]], %[[U]] : memref<?x8xbf16>, memref<?x8xbf16>) outs(%arg3 : memref<?x8xbf16>)
+// CHECK-NEXT:  ^bb0(%[[IN:.*]]: bf16, %[[IN2:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NOT:     arith.truncf %[[IN]]
+// CHECK:         %[[E:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK:         arith.mulf %{{.*}}, %[[IN2]] : bf16
+// CHECK:       linalg.generic {{.*}} ins(%[[G]] : memref<?x8xbf16>) outs(%arg4 : memref<8x?xbf16>)
+// CHECK-NEXT:  ^bb0(%[[T:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:    linalg.yield %[[T]] : bf16
+// CHECK:       memref.dealloc %[[G]] : memref<?x8xbf16>
+// CHECK-NOT:   xf32>) -> ()
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+func.func @rounded_by_consumers(%x: memref<?x8xbf16>, %w1: memref<8x8xbf16>, %w2: memref<8x8xbf16>, %o: memref<?x8xbf16>, %ot: memref<8x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x8xbf16>
+  %g = memref.alloc(%n) : memref<?x8xf32>
+  call @__sym_matmul_init_0(%x, %w1, %g) : (memref<?x8xbf16>, memref<8x8xbf16>, memref<?x8xf32>) -> ()
+  %u = memref.alloc(%n) : memref<?x8xf32>
+  call @__sym_matmul_init_0(%x, %w2, %u) : (memref<?x8xbf16>, memref<8x8xbf16>, memref<?x8xf32>) -> ()
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%g, %u : memref<?x8xf32>, memref<?x8xf32>) outs(%o : memref<?x8xbf16>) {
+  ^bb0(%in: f32, %in2: f32, %out: bf16):
+    %t2 = arith.truncf %in2 : f32 to bf16
+    %t = arith.truncf %in : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    %ng = arith.negf %e : f32
+    %ex = math.exp %ng : f32
+    %den = arith.addf %ex, %one : f32
+    %sg = arith.divf %e, %den : f32
+    %r = arith.truncf %sg : f32 to bf16
+    %m = arith.mulf %r, %t2 : bf16
+    linalg.yield %m : bf16
+  }
+  linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]} ins(%g : memref<?x8xf32>) outs(%ot : memref<8x?xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %g : memref<?x8xf32>
+  memref.dealloc %u : memref<?x8xf32>
+  return
+}
+func.func private @__sym_matmul_init_0(memref<?x8xbf16>, memref<8x8xbf16>, memref<?x8xf32>) attributes {sym.library_call = "matmul_init"}

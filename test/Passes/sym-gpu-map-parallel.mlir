@@ -549,6 +549,43 @@ func.func @modulo_reads_too_narrow(%x: memref<?x2xf32>, %y: memref<?x16xf32>) ->
 
 // -----
 
+// A dynamic broadcast (torch-mlir's `dim == 1 ? 0 : i` per dim, here a grouped-query repeat of
+// keys): outer dims take the select of their loop variable (the same for all lanes); the innermost
+// select is the loop variable under a runtime check that its size differs from 1.
+// VEC-LABEL: func.func @broadcast_reads
+// VEC:         %[[NE:.*]] = arith.cmpi ne, %[[D:.*]], %c1
+// VEC:         arith.andi %{{.*}}, %[[NE]]
+// VEC:         scf.if
+// VEC:           %[[J:.*]] = arith.remui %[[FIRST:.*]], %[[D]]
+// VEC:           %[[S:.*]] = arith.select %{{.*}}, %c0, %{{.*}} : index
+// VEC:           vector.load %arg0[%[[S]], %c0, %{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<?x1x?x?xbf16>, vector<8xbf16>
+// VEC:           vector.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<?x2x?x?xbf16>, vector<8xbf16>
+// VEC:         } else {
+// VEC-NOT:       vector.load
+// VEC:         gpu.terminator
+func.func @broadcast_reads(%x: memref<?x1x?x?xbf16>, %y: memref<?x2x?x?xbf16>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %ok = arith.constant 0 : i32
+  %b = memref.dim %x, %c0 : memref<?x1x?x?xbf16>
+  %l = memref.dim %x, %c2 : memref<?x1x?x?xbf16>
+  %d = memref.dim %x, %c3 : memref<?x1x?x?xbf16>
+  scf.parallel (%i, %g, %k, %j) = (%c0, %c0, %c0, %c0) to (%b, %c2, %l, %d) step (%c1, %c1, %c1, %c1) {
+    %0 = arith.cmpi eq, %b, %c1 : index
+    %1 = arith.select %0, %c0, %i : index
+    %2 = arith.cmpi eq, %d, %c1 : index
+    %3 = arith.select %2, %c0, %j : index
+    %v = memref.load %x[%1, %c0, %k, %3] : memref<?x1x?x?xbf16>
+    memref.store %v, %y[%i, %g, %k, %j] : memref<?x2x?x?xbf16>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
 // A transposed read (the innermost loop variable indexes a row) cannot be one vector access: the
 // scalar mapping only.
 // CHECK-LABEL: func.func @no_vector_when_transposed

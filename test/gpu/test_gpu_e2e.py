@@ -69,6 +69,7 @@ def test_case_dynamic(case: Case, dynamo_graphs):
     compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
     for n in case.sizes:
         args = _cuda(case.inputs(n))
+        tol = _tol(case)
         with torch.no_grad():
             try:
                 expected = fn(*args)
@@ -76,12 +77,15 @@ def test_case_dynamic(case: Case, dynamo_graphs):
                 if "not implemented for" not in str(e):
                     raise
                 expected = tree_map(lambda t: t.to(DEV) if isinstance(t, torch.Tensor) else t, fn(*case.inputs(n)))
+                # the device's math functions (libdevice) and the CPU's differ by float32 ulps, which
+                # may round a half-precision result to its neighbour: one bf16 ulp
+                tol["rtol"] = max(tol["rtol"], 2 ** -7)
             except RuntimeError as e:
                 if "device" not in str(e):
                     raise
                 pytest.skip(f"the case makes CPU tensors itself (eager fails on CUDA inputs): {e}")
             got = compiled(*args)
-        torch.testing.assert_close(got, expected, **_tol(case), equal_nan=case.equal_nan, msg=lambda m: f"{case.name}, size {n}: {m}")
+        torch.testing.assert_close(got, expected, **tol, equal_nan=case.equal_nan, msg=lambda m: f"{case.name}, size {n}: {m}")
     assert dynamo_graphs() == case.graphs, "Dynamo recompiled for a new size"
     assert backend.stats.compiles == case.graphs, "mlir_sym compiled more than once per graph"
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
