@@ -46,8 +46,9 @@ Config (`mlir_sym.backend.config`, or environment variables):
   cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
       (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
       default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per
-      input-size tuple from the size's second call on, for sizes whose inputs to copy and outputs to
-      clone are at most that many bytes (runtime/cuda_graphs.py: inputs copied in, outputs cloned out).
+      input-size tuple from the size's second call on, for sizes whose inputs and outputs are at most
+      that many bytes (runtime/cuda_graphs.py: inputs copied in, outputs handed out, a second graph of
+      the size replayed while a caller holds the first one's).
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """

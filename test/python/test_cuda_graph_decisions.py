@@ -39,7 +39,7 @@ def _calls(graphs: CudaGraphs, key: tuple, plan: tuple, args: list, host_s: list
 ])
 def test_large_sizes_wait_for_two_host_times(monkeypatch, payback, host_s, expect):
     monkeypatch.setattr(cuda_graphs, "PAYBACK", payback)
-    g = CudaGraphs(_Artifact(), max_bytes=1024)
+    g = CudaGraphs(_Artifact(), max_bytes=1024, hand_out=False)  # outputs cloned: their bytes are copies
     plan = (None, [], [(64, 64), 7])  # a 16 KiB float32 output: above max_bytes
     key = (64,)
     _calls(g, key, plan, [torch.zeros(4)], host_s[:2])
@@ -53,7 +53,18 @@ def test_the_cap_and_the_output_bytes(monkeypatch):
     g = CudaGraphs(_Artifact(), max_bytes=1024)
     plan = (None, [], [(64, 64), 7])
     assert g._output_bytes(plan) == 64 * 64 * 4  # the sym output has no bytes
-    assert "above" in g._why_not_graphed((64,), g._output_bytes(plan))
+    assert "above" in g._why_not_graphed((64,), g._output_bytes(plan), 0)  # memory, even when not copied
     g.host_s[(32,)] = (1.0, 1)
-    assert g._why_not_graphed((32,), 4096) == cuda_graphs._PENDING
-    assert g._why_not_graphed((32,), 1000) is None  # within max_bytes: graphed without host times
+    assert g._why_not_graphed((32,), 4096, 4096) == cuda_graphs._PENDING
+    assert g._why_not_graphed((32,), 1000, 1000) is None  # within max_bytes: graphed without host times
+
+
+def test_handed_out_outputs_are_not_copies(monkeypatch):
+    """Outputs handed out (not cloned) cost no copies at replay: a size whose host time would not pay
+    for cloning its outputs is graphed."""
+    monkeypatch.setattr(cuda_graphs, "PAYBACK", 4.0)
+    g = CudaGraphs(_Artifact(), max_bytes=1024)
+    assert g.hand_out  # torch has the storage use counts it needs
+    g.host_s[(64,)] = (1e-7, 2)  # 0.1 us of host time: 4 times it pays for 16 bytes, not for 64 KiB
+    assert g._why_not_graphed((64,), 16 + (64 << 10), 16) is None
+    assert "host time" in g._why_not_graphed((64,), 16 + (64 << 10), 16 + (64 << 10))

@@ -152,15 +152,18 @@ class Artifact:
                 return out
         return self._run(plan, args)
 
-    def _run(self, plan: tuple[Variant, list[int], list[Any]], args: Sequence[Any]) -> list[Any]:
+    def _run(self, plan: tuple[Variant, list[int], list[Any]], args: Sequence[Any],
+             out_buffers: list[torch.Tensor] | None = None) -> list[Any]:
+        """One call of `plan`'s variant; its tensor outputs are new tensors or, given, `out_buffers`."""
         variant, symvals, shapes = plan
         self.calls += 1
         variant.calls += 1
         outs: list[torch.Tensor] = []
         results: list[Any] = []
+        given = iter(out_buffers) if out_buffers is not None else None
         for o, shape in zip(self.outputs, shapes):
             if o.kind == "tensor":
-                t = torch.empty(shape, dtype=o.dtype, device=self.device)
+                t = torch.empty(shape, dtype=o.dtype, device=self.device) if given is None else next(given)
                 outs.append(t)
                 results.append(t)
             elif o.kind == "sym":

@@ -5,26 +5,36 @@ At small sizes a GPU call is its host program: 5 to 10 us of Python per launch, 
 allocation (benchmarks/bench_host_primitives.py), while the kernels take a few microseconds. For an
 artifact whose host program launches at least `min_launches` kernels and library calls, the second
 call with the same input sizes (the artifact's memo key) captures the whole host program into a CUDA
-graph (torch.cuda.graph, one memory pool per artifact); later calls with those sizes copy the inputs
-into the graph's input buffers, replay the graph and return copies of its outputs (one multi-tensor
-copy kernel each way, torch._foreach_copy_): a few host statements a call instead of one per
-launch. The first call of a size runs normally.
-A size whose inputs to copy and outputs to clone are at most `max_bytes` a call (16 MiB,
+graph (torch.cuda.graph, one memory pool per artifact for the temporaries); later calls with those
+sizes copy the inputs into the graph's input buffers (one multi-tensor copy kernel a dtype,
+torch._foreach_copy_) and replay the graph: a few host statements a call instead of one per launch.
+The first call of a size runs normally.
+
+Outputs are handed out, not copied: a graph writes its outputs into buffers of its own (from torch's
+allocator, outside the pool), and a replay returns new tensors on them. A caller keeps what it got:
+a graph is replayed only when no tensor other than its own references its output buffers (the
+storages' use counts, as inductor's CUDA graph trees check theirs), so while a caller holds an
+output of the size's graph (or a view of one: `out = model(x)` in a loop holds the previous call's
+outputs during the next call), a second graph of the size, captured then, replays instead; when the
+outputs of both are held, the call runs normally (new outputs). A loop that keeps its last outputs
+alternates between the two graphs and copies nothing out. Where torch lacks the use counts
+(`torch._C._storage_Use_Count`, a private API), outputs are copied out of one graph instead (the
+foreach copy: 19-22 us of an H100's time a call for GPT-2's or Llama's logits at batch 8, length 128).
+
+A size whose input and output bytes are at most `max_bytes` a call (16 MiB,
 `MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed. A larger one is graphed when its host program paid for
-the copies: the least host time of its first two (normal) calls at least `PAYBACK` times what copying those bytes
-costs on the device (read and write at `COPY_BYTES_PER_S`), up to `MAX_GRAPH_BYTES`. GPT-2 at batch 8,
-length 128 returns 41 MB (logits, keys and values: about 55 us to clone) from a host program of 2-3 ms
-on an H100 host; where the kernels dominate (one large elementwise op) the copies would cost and the
-size runs normally.
+the copies: the least host time of its first two (normal) calls at least `PAYBACK` times what copying
+its inputs (and outputs, where copied) costs on the device (read and write at `COPY_BYTES_PER_S`), up
+to `MAX_GRAPH_BYTES` of inputs and outputs. Where the kernels dominate (one large elementwise op) the
+copies would cost and the size runs normally.
 
 What the graph reads in place: an input that was the same tensor object, at the same address, at
 the first two calls of the size (parameters, buffers) is not copied; a later call with another
 storage for it runs normally.
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
-the caller's tensors are seen. Outputs are cloned: a caller keeps what it got while later calls
-replay. Not graphed (they run normally): host programs that read a device value back (a
-synchronization: data-dependent sizes, asserts on device values), outputs that alias inputs,
-`MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
+the caller's tensors are seen. Not graphed (they run normally): host programs that read a device
+value back (a synchronization: data-dependent sizes, asserts on device values), outputs that alias
+inputs, `MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
 float Dynamo made a tensor) gets a device buffer it is copied into at each call.
 """
 from __future__ import annotations
@@ -50,15 +60,21 @@ class _Graph:
     graph: Any  # torch.cuda.CUDAGraph
     static: list  # the graph's inputs: the caller's tensor (read in place) or the graph's own copy
     in_place: list  # per input: the data_ptr read in place, None when copied (or not a tensor)
-    outs: list  # the graph's outputs (its pool's memory)
+    outs: list  # the graph's outputs (buffers of their own, outside the graphs' pool)
     scalars: dict  # input index -> the value of a CPU scalar input its device buffer holds
     replays: int = 0
+    held: list | None = None  # per tensor output: (storage handle, use count when nobody else holds it)
+    spare: "_Graph | None" = None  # the size's second capture, replayed while this one's outputs are held
+
+    def busy(self) -> bool:
+        """Whether a caller still holds (a view of) an output this graph returned."""
+        return any(_use_count(c) > base for c, base in self.held or ())
 
 
 class CudaGraphs:
     """The CUDA graphs of one artifact (runtime/artifact.py calls `call` before running a plan)."""
 
-    def __init__(self, artifact: Any, max_graphs: int = 8, max_bytes: int = 16 << 20) -> None:
+    def __init__(self, artifact: Any, max_graphs: int = 8, max_bytes: int = 16 << 20, hand_out: bool = True) -> None:
         self.artifact = artifact
         self.max_graphs = max_graphs
         self.max_bytes = max_bytes
@@ -68,6 +84,8 @@ class CudaGraphs:
         self.pool = None
         self.captures = 0
         self.replays = 0
+        self.busy_calls = 0  # calls run normally because every capture of their size had outputs held
+        self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
 
     @staticmethod
     def eligible(artifact: Any, min_launches: int) -> str | None:
@@ -114,19 +132,27 @@ class CudaGraphs:
             in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
                         for a, f in zip(args, first)]
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
-            cloned = self._output_bytes(plan)
-            why = self._why_not_graphed(key, copied + cloned)
+            out_bytes = self._output_bytes(plan)
+            why = self._why_not_graphed(key, copied + out_bytes, copied + (0 if self.hand_out else out_bytes))
             if why == _PENDING:  # one host time so far: decide after another normal call
                 self.first_ptrs[key] = first
                 return None
             if why is not None:
                 self.graphs[key] = None
                 log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy, %d "
-                         "output bytes to clone, %s", self.artifact.name, key, copied, cloned, why)
+                         "output bytes, %s", self.artifact.name, key, copied, out_bytes, why)
                 return None
             g = self._capture(key, plan, args, in_place)
             if g is None:
                 return None
+        if g.held is not None:  # outputs handed out: replay a capture whose outputs nobody holds
+            if g.busy():
+                if g.spare is None:
+                    g.spare = self._capture(key, plan, args, g.in_place, spare=True)
+                if g.spare is None or g.spare.busy():
+                    self.busy_calls += 1
+                    return None  # every capture's outputs are held: run normally (fresh outputs)
+                g = g.spare
         dsts, srcs = [], []
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
             if p is not None:
@@ -144,6 +170,9 @@ class CudaGraphs:
         g.graph.replay()
         g.replays += 1
         self.replays += 1
+        if g.held is not None:  # new tensors on the graph's output buffers (their use counts tell)
+            return [o.as_strided(o.size(), o.stride(), o.storage_offset()) if isinstance(o, torch.Tensor) else o
+                    for o in g.outs]
         outs = [o for o in g.outs if isinstance(o, torch.Tensor)]
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
         return [next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs]
@@ -157,8 +186,9 @@ class CudaGraphs:
             best, n = self.host_s.get(key, (host_s, 0))
             self.host_s[key] = (min(best, host_s), n + 1)
 
-    def _why_not_graphed(self, key: tuple, nbytes: int) -> str | None:
-        """Why a size copying and cloning `nbytes` a call runs normally, or None (see the module doc)."""
+    def _why_not_graphed(self, key: tuple, nbytes: int, copied: int) -> str | None:
+        """Why a size of `nbytes` input and output bytes a call, `copied` of them copied at each
+        replay, runs normally, or None (see the module doc)."""
         if nbytes <= self.max_bytes:
             return None
         if nbytes > MAX_GRAPH_BYTES:
@@ -166,7 +196,7 @@ class CudaGraphs:
         host, n = self.host_s.get(key, (None, 0))
         if n < 2:  # the first call of a size pays one-time costs (cuDNN plans, cuBLAS workspaces, allocations)
             return _PENDING
-        copies = 2 * nbytes / COPY_BYTES_PER_S
+        copies = 2 * copied / COPY_BYTES_PER_S
         if host < PAYBACK * copies:
             return f"host time {host} s against copies of {copies:.2e} s"
         return None
@@ -190,30 +220,44 @@ class CudaGraphs:
         if not any(g is not None for g in self.graphs.values()):
             self.pool = None
 
-    def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list) -> _Graph | None:
+    def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list,
+                 spare: bool = False) -> _Graph | None:
         dev = torch.device(self.artifact.device)
         # the graph's own input buffers; a CPU scalar tensor (which the host program would copy to
         # the device inside the graph, not capturable) gets a device buffer it is copied into
         static = [a if p is not None or not isinstance(a, torch.Tensor) else
                   a.to(dev) if a.device.type == "cpu" else a.clone() for a, p in zip(args, in_place)]
+        # the outputs' buffers come from torch's allocator, outside the pool that every graph of the
+        # artifact shares for its temporaries: a caller may hold them while other graphs replay
+        outs_pre = [torch.empty(shape, dtype=o.dtype, device=dev) for o, shape in zip(self.artifact.outputs, plan[2])
+                    if o.kind == "tensor"] if self.hand_out else None
         if self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph, pool=self.pool):
-                outs = self.artifact._run(plan, static)
+                outs = self.artifact._run(plan, static, outs_pre)
         except Exception as e:  # noqa: BLE001 - a host program torch cannot capture runs normally
             log.warning("mlir_sym: CUDA graph capture of %s failed for sizes %s (%s); running it normally",
                         self.artifact.name, key, str(e).splitlines()[0])
-            self._discard(key)
+            if not spare:
+                self._discard(key)
             return None
         scalars = {i: repr(a.item()) for i, (a, p) in enumerate(zip(args, in_place))
                    if p is None and isinstance(a, torch.Tensor) and a.device.type == "cpu"}
         g = _Graph(graph, static, in_place, list(outs), scalars)
-        self.graphs[key] = g
+        if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
+            handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
+            g.held = [(c, _use_count(c)) for c in handles]
+        if not spare:
+            self.graphs[key] = g
         self.captures += 1
-        log.info("mlir_sym: captured a CUDA graph of %s for sizes %s", self.artifact.name, key)
+        log.info("mlir_sym: captured a CUDA graph of %s for sizes %s%s", self.artifact.name, key,
+                 " (a second one: the first one's outputs are held)" if spare else "")
         return g
+
+
+_use_count = getattr(torch._C, "_storage_Use_Count", None)  # references to a StorageImpl (a private API)
 
 
 def _copy_all(dsts: list, srcs: list) -> list:
