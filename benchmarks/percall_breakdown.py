@@ -1,0 +1,85 @@
+"""Where a tiny one-launch graph's call goes on the GPU: host µs a call (back-to-back calls, median of
+5 runs) of eager, of torch.compile with the eager / inductor / mlir_sym backends, and of our layers
+alone: the callable our backend returns to Dynamo (`direct_call`), Dynamo's wrapper of it as its
+frame calls it (`compiled_fn_global`), the artifact, its host program (`compute`), one kernel launch,
+the two memref descriptors, the output's torch.empty and the size reads. Needs a GPU.
+
+    python benchmarks/percall_breakdown.py
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import torch
+
+os.environ.setdefault("MLIR_SYM_ARTIFACT_CACHE", "0")  # compile here: the direct callable is what we time
+from mlir_sym import backend  # noqa: E402
+
+DEV = "cuda"
+
+
+def tiny(x):
+    return (x * 2 + 1).relu()
+
+
+def us(fn, n: int = 5000) -> float:
+    """Median host µs a call of `fn` over 5 runs of `n` back-to-back calls (the device synchronized)."""
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+        runs.append((time.perf_counter() - t0) / n * 1e6)
+    return round(statistics.median(runs), 2)
+
+
+def main() -> dict:
+    x = torch.randn(64, device=DEV)
+    returned = []  # what our backend returns to Dynamo
+    direct = backend._direct
+
+    def spy(run, dims):
+        c = direct(run, dims)
+        returned.append(c)
+        return c
+
+    backend._direct = spy
+    out = {"eager": us(lambda: tiny(x))}
+    for be in ("eager", "inductor", "mlir_sym"):
+        torch._dynamo.reset()
+        cf = torch.compile(tiny, backend=be, dynamic=True)
+        cf(x)
+        out[f"compiled_{be}"] = us(lambda: cf(x))
+    with torch.no_grad():
+        out["compiled_mlir_sym_nograd"] = us(lambda: cf(x))
+    n = x.shape[0]
+    if returned:
+        out["direct_call"] = us(lambda: returned[-1](n, x))
+    wrapped = [v for k, v in tiny.__globals__.items() if k.startswith("__compiled_fn")]
+    if wrapped:
+        out["compiled_fn_global"] = us(lambda: wrapped[-1](n, x))
+    art = list(backend._CACHE.values())[-1]
+    out["artifact"] = us(lambda: art([n, x]))
+    variant = art.variants[-1]
+    o = torch.empty(n, device=DEV)
+    out["compute"] = us(lambda: variant.compute([n, x, o]))
+    rt = variant.compute.runtime
+    kernel = variant.compute.fn.__globals__.get("K_main_kernel")
+    if kernel is not None:
+        args = (*rt.desc(x), *rt.desc(o))
+        out["launch"] = us(lambda: rt.launch(kernel, 1, 1, 1, 256, 1, 1, 0, args))
+        out["desc2"] = us(lambda: (*rt.desc(x), *rt.desc(o)))
+    out["empty"] = us(lambda: torch.empty((n,), dtype=torch.float32, device=art.device))
+    out["read_sources"] = us(lambda: art.read_sources([n, x]))
+    print(out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
