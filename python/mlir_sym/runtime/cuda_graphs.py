@@ -248,7 +248,17 @@ class CudaGraphs:
         g = _Graph(graph, static, in_place, list(outs), scalars)
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
             handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
-            g.held = [(c, _use_count(c)) for c in handles]
+            held = [(c, _use_count(c)) for c in handles]
+            # the count of a storage only its own tensor references: a higher one now would be a
+            # reference we do not know of, and taking it as "nobody holds it" could let a replay
+            # overwrite what a caller holds; such a graph copies its outputs out instead
+            control = torch.empty(1, device=dev)
+            alone = _use_count(control.untyped_storage()._cdata)
+            if all(base == alone for _, base in held):
+                g.held = held
+            else:
+                log.info("mlir_sym: outputs of the CUDA graph of %s for sizes %s are referenced elsewhere; "
+                         "copying them out", self.artifact.name, key)
         if not spare:
             self.graphs[key] = g
         self.captures += 1
