@@ -182,8 +182,8 @@ class GpuLibraryHalfResults(SymPass):
         mt = ir.MemRefType(c.type)
         with ir.InsertionPoint(call), call.location:
             h = ir.Operation.create("memref.alloc", results=[ir.MemRefType.get(mt.shape, half)],
-                                    operands=list(alloc.operands),
-                                    attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(alloc.operands), 0])}).result
+                                    operands=list(alloc.operands),  # sizes and symbols, as the float32 one's
+                                    attributes={n: alloc.attributes[n] for n in alloc.attributes}).result
             name = self._declaration(module, callee, [v.type for v in call.operands[:2]] + [h.type], decls)
             func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), [call.operands[0], call.operands[1], h])
         call.erase()

@@ -1874,7 +1874,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
             # also take arithmetic of the outer loop variables (torch-mlir's `dim == 1 ? 0 : i` of a
             # dynamic broadcast), the same for all lanes
             if not (any(v == a for a in args) or not _defined_in(v, blocks)
-                    or (k < len(idxs) - 1 and _lane_uniform(v, inner, blocks, body_ops))):
+                    or (k < len(idxs) - 1 and _lane_uniform(v, args[:-1], blocks, body_ops, {}))):
                 return None
         uses_inner = [k for k, v in enumerate(idxs) if v == inner]
         if not uses_inner:
@@ -1919,18 +1919,21 @@ _UNIFORM_ARITH = {"arith.select", "arith.cmpi", "arith.addi", "arith.subi", "ari
                   "arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi", "arith.andi", "arith.ori"}
 
 
-def _lane_uniform(v: ir.Value, inner: ir.Value, blocks: list, body_ops: list, depth: int = 8) -> bool:
+def _lane_uniform(v: ir.Value, outer: list, blocks: list, body_ops: list, memo: dict, depth: int = 8) -> bool:
     """Whether `v` is index arithmetic of `body_ops` (which the vector body clones before the accesses)
-    of values other than the innermost loop variable `inner` (outer loop variables, values from
-    outside the body): the same for every lane of a vector step."""
-    if v == inner:
-        return False
-    if not _defined_in(v, blocks) or isinstance(v.owner, ir.Block):
-        return True  # from outside the body, or a loop variable (block argument) other than `inner`
+    of the outer loop variables `outer` and values from outside the body: the same for every lane
+    of a vector step (no innermost variable, no loop-carried value)."""
+    if any(v == a for a in outer) or not _defined_in(v, blocks):
+        return True
+    if isinstance(v.owner, ir.Block):
+        return False  # the innermost variable, or another block argument (an accumulator)
     op = defining_op(v)
     if op is None or op.name not in _UNIFORM_ARITH or depth == 0 or not any(op == o for o in body_ops):
         return False
-    return all(_lane_uniform(x, inner, blocks, body_ops, depth - 1) for x in op.operands)
+    key = op.operation
+    if key not in memo:
+        memo[key] = all(_lane_uniform(x, outer, blocks, body_ops, memo, depth - 1) for x in op.operands)
+    return memo[key]
 
 
 def _modulo_of(v: ir.Value, inner: ir.Value) -> int | None:

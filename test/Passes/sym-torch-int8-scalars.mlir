@@ -48,3 +48,27 @@ func.func @untouched(%x: !torch.vtensor<[?],si16>, %y: !torch.vtensor<[?],si8>, 
   %b = torch.aten.mul.Scalar %y, %f : !torch.vtensor<[?],si8>, !torch.float -> !torch.vtensor<[?],f32>
   return %a, %b : !torch.vtensor<[?],si16>, !torch.vtensor<[?],f32>
 }
+
+// -----
+
+// The divisions run on int32 copies of both operands (torch-mlir cannot divide int8 tensors), the
+// scalar wrapped to int8 first (x // 300 is x // 44 as in eager); the result is truncated back.
+// CHECK-LABEL: func.func @divisions
+// CHECK:       %[[T:.+]] = torch.aten.to.dtype {{.+}} -> !torch.vtensor<[],si8>
+// CHECK:       %[[XW:.+]] = torch.aten.to.dtype %arg0, {{.+}} -> !torch.vtensor<[?],si32>
+// CHECK:       %[[TW:.+]] = torch.aten.to.dtype %[[T]], {{.+}} -> !torch.vtensor<[],si32>
+// CHECK:       %[[AW:.+]] = torch.aten.floor_divide %[[XW]], %[[TW]] : !torch.vtensor<[?],si32>, !torch.vtensor<[],si32> -> !torch.vtensor<[?],si32>
+// CHECK:       %[[A:.+]] = torch.aten.to.dtype %[[AW]], {{.+}} -> !torch.vtensor<[?],si8>
+// CHECK:       torch.aten.remainder.Tensor {{.+}} -> !torch.vtensor<[?],si32>
+// CHECK:       %[[CW:.+]] = torch.aten.div.Tensor_mode {{.+}}, %{{.+}} : !torch.vtensor<[?],si32>, !torch.vtensor<[],si32>, !torch.str -> !torch.vtensor<[?],si32>
+// CHECK:       %[[C:.+]] = torch.aten.to.dtype %[[CW]], {{.+}} -> !torch.vtensor<[?],si8>
+// CHECK-NOT:   .Scalar
+// CHECK:       return %[[C]]
+func.func @divisions(%x: !torch.vtensor<[?],si8>, %s: !torch.int) -> !torch.vtensor<[?],si8> {
+  %int300 = torch.constant.int 300
+  %str = torch.constant.str "trunc"
+  %a = torch.aten.floor_divide.Scalar %x, %int300 : !torch.vtensor<[?],si8>, !torch.int -> !torch.vtensor<[?],si8>
+  %b = torch.aten.remainder.Scalar %a, %s : !torch.vtensor<[?],si8>, !torch.int -> !torch.vtensor<[?],si8>
+  %c = torch.aten.div.Scalar_mode %b, %s, %str : !torch.vtensor<[?],si8>, !torch.int, !torch.str -> !torch.vtensor<[?],si8>
+  return %c : !torch.vtensor<[?],si8>
+}

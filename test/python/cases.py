@@ -1124,7 +1124,6 @@ add(Case("mode_nan", _fn(lambda x, h: (torch.mode(x), torch.mode(x, 1, keepdim=T
          _mode_nan_inputs, equal_nan=True))
 
 
-
 # --- 8-bit integers with integer scalars (sym-torch-int8-scalars: torch-mlir crashed on these):
 # arithmetic modulo 2^8 as eager, scalars beyond the type's range wrapped, a SymInt scalar, alpha.
 def _int8_scalars(x, y):

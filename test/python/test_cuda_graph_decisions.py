@@ -68,3 +68,93 @@ def test_handed_out_outputs_are_not_copies(monkeypatch):
     g.host_s[(64,)] = (1e-7, 2)  # 0.1 us of host time: 4 times it pays for 16 bytes, not for 64 KiB
     assert g._why_not_graphed((64,), 16 + (64 << 10), 16) is None
     assert "host time" in g._why_not_graphed((64,), 16 + (64 << 10), 16 + (64 << 10))
+
+
+class _FakeGraph:
+    """A CUDA graph stand-in: capture records the kernels (closures over the buffers they were given),
+    replay runs them, as a real graph replays with the addresses it captured."""
+
+    capturing = None
+
+    def __init__(self) -> None:
+        self.kernels = []
+
+    def replay(self) -> None:
+        for k in self.kernels:
+            k()
+
+
+class _AddArtifact:
+    """out = x * 2 + w, with `w` a parameter read in place."""
+
+    name = "fake"
+    device = "cpu"
+    outputs = [_Out()]
+
+    def _run(self, plan, args, out_buffers=None):
+        x, w = args
+        out = out_buffers[0] if out_buffers is not None else torch.empty(plan[2][0])
+
+        def kernel():
+            out.copy_(x * 2 + w)
+        if _FakeGraph.capturing is not None:
+            _FakeGraph.capturing.kernels.append(kernel)
+        else:
+            kernel()
+        return [out]
+
+
+def _fake_cuda_graphs(monkeypatch) -> None:
+    import contextlib
+
+    @contextlib.contextmanager
+    def graph(g, pool=None):
+        _FakeGraph.capturing = g
+        try:
+            yield
+        finally:
+            _FakeGraph.capturing = None
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", _FakeGraph)
+    monkeypatch.setattr(torch.cuda, "graph", graph)
+    monkeypatch.setattr(torch.cuda, "graph_pool_handle", lambda: object())
+
+
+def test_a_spare_graph_reads_the_parameters_of_the_first(monkeypatch):
+    """The size's second graph (captured while the first one's outputs are held) reads the same
+    parameters in place as the first: a call with another tensor in a parameter's place runs normally
+    and captures nothing (the spare once baked that tensor's address in, and a later call with the
+    parameter replayed it: another call's results)."""
+    _fake_cuda_graphs(monkeypatch)
+    art = _AddArtifact()
+    g = CudaGraphs(art, max_bytes=1 << 20)
+    plan, key = (None, [], [(4,)]), (4,)
+
+    def call(*args):
+        r = g.call(key, plan, list(args))
+        return r[0] if r is not None else art._run(plan, list(args))[0]
+
+    w, other, x = torch.ones(4), torch.full((4,), 100.0), torch.zeros(4)
+    call(x, w)
+    held = call(x, w)  # captured (w in place), replayed, held
+    torch.testing.assert_close(held, torch.ones(4))
+    torch.testing.assert_close(call(x, other), torch.full((4,), 100.0))  # runs normally
+    again = call(x, w)  # the first graph's outputs are held: the spare, reading w
+    torch.testing.assert_close(again, torch.ones(4))
+    torch.testing.assert_close(held, torch.ones(4))
+    assert g.captures == 2 and not held._is_view()
+
+
+def test_a_resized_output_drops_its_graph(monkeypatch):
+    """A caller that resizes an output's storage (`resize_`) frees the buffer the graph writes: the
+    size's graph is dropped and the call runs normally."""
+    _fake_cuda_graphs(monkeypatch)
+    art = _AddArtifact()
+    g = CudaGraphs(art, max_bytes=1 << 20)
+    plan, key = (None, [], [(4,)]), (4,)
+    w, x = torch.ones(4), torch.zeros(4)
+    g.call(key, plan, [x, w])
+    out = g.call(key, plan, [x, w])[0]
+    out.resize_(1 << 16)  # a new, larger storage for the graph's buffer
+    del out
+    assert g.call(key, plan, [x, w]) is None and g.graphs[key] is None

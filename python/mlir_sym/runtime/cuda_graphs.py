@@ -17,7 +17,10 @@ storages' use counts, as inductor's CUDA graph trees check theirs), so while a c
 output of the size's graph (or a view of one: `out = model(x)` in a loop holds the previous call's
 outputs during the next call), a second graph of the size, captured then, replays instead; when the
 outputs of both are held, the call runs normally (new outputs). A loop that keeps its last outputs
-alternates between the two graphs and copies nothing out. Where torch lacks the use counts
+alternates between the two graphs and copies nothing out. The tensors handed out are not views
+(`detach`): a caller may change them in place. A caller that resizes an output's storage drops the
+size's graphs. The use counts do not see another stream still reading an output its caller has
+dropped after `record_stream`: such a caller must synchronize with that stream before the next call. Where torch lacks the use counts
 (`torch._C._storage_Use_Count`, a private API), outputs are copied out of one graph instead (the
 foreach copy: 19-22 us of an H100's time a call for GPT-2's or Llama's logits at batch 8, length 128).
 
@@ -64,11 +67,21 @@ class _Graph:
     scalars: dict  # input index -> the value of a CPU scalar input its device buffer holds
     replays: int = 0
     held: list | None = None  # per tensor output: (storage handle, use count when nobody else holds it)
-    spare: "_Graph | None" = None  # the size's second capture, replayed while this one's outputs are held
+    spare: Any = None  # the size's second capture (a _Graph), replayed while this one's outputs are held
+    ptrs: list | None = None  # the output buffers' addresses the graph writes
 
     def busy(self) -> bool:
         """Whether a caller still holds (a view of) an output this graph returned."""
         return any(_use_count(c) > base for c, base in self.held or ())
+
+    def moved(self) -> bool:
+        """Whether an output's storage was resized by a caller (`resize_`): it is not the buffer the
+        graph writes any more."""
+        return any(o.data_ptr() != p for o, p in zip([o for o in self.outs if isinstance(o, torch.Tensor)],
+                                                     self.ptrs or ()))
+
+
+_NO_SPARE = "no spare"  # a spare's capture failed: not tried again
 
 
 class CudaGraphs:
@@ -85,6 +98,7 @@ class CudaGraphs:
         self.captures = 0
         self.replays = 0
         self.busy_calls = 0  # calls run normally because every capture of their size had outputs held
+        self.device_type = torch.device(getattr(artifact, "device", None) or "cuda").type
         self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
 
     @staticmethod
@@ -119,7 +133,8 @@ class CudaGraphs:
             if first is None:  # the size's first call: remember which tensors it was given
                 if len(self.first_ptrs) >= 1024:
                     self.first_ptrs.clear()
-                self.first_ptrs[key] = [(weakref.ref(a), a.data_ptr()) if isinstance(a, torch.Tensor) and a.is_cuda
+                self.first_ptrs[key] = [(weakref.ref(a), a.data_ptr())
+                                        if isinstance(a, torch.Tensor) and a.device.type == self.device_type
                                         else None for a in args]
                 return None
             if sum(1 for v in self.graphs.values() if v is not None) >= self.max_graphs:
@@ -145,19 +160,24 @@ class CudaGraphs:
             g = self._capture(key, plan, args, in_place)
             if g is None:
                 return None
+        for a, p in zip(args, g.in_place):  # before any capture of a spare: it reads these in place too
+            if p is not None and a.data_ptr() != p:
+                return None  # a parameter moved: run normally
         if g.held is not None:  # outputs handed out: replay a capture whose outputs nobody holds
+            if g.moved():
+                self._discard(key)  # a caller resized an output's storage: the graph writes freed memory
+                return None
             if g.busy():
                 if g.spare is None:
-                    g.spare = self._capture(key, plan, args, g.in_place, spare=True)
-                if g.spare is None or g.spare.busy():
+                    g.spare = self._capture(key, plan, args, g.in_place, spare=True) or _NO_SPARE
+                if g.spare is _NO_SPARE or g.spare.busy() or g.spare.moved():
                     self.busy_calls += 1
                     return None  # every capture's outputs are held: run normally (fresh outputs)
                 g = g.spare
         dsts, srcs = [], []
         for i, (a, s, p) in enumerate(zip(args, g.static, g.in_place)):
             if p is not None:
-                if a.data_ptr() != p:
-                    return None  # a parameter moved: run normally
+                continue  # read in place (checked above)
             elif i in g.scalars:  # a CPU scalar (mostly a constant: eps, a scale): copy when it changed
                 v = repr(a.item())
                 if v != g.scalars[i]:
@@ -170,9 +190,9 @@ class CudaGraphs:
         g.graph.replay()
         g.replays += 1
         self.replays += 1
-        if g.held is not None:  # new tensors on the graph's output buffers (their use counts tell)
-            return [o.as_strided(o.size(), o.stride(), o.storage_offset()) if isinstance(o, torch.Tensor) else o
-                    for o in g.outs]
+        if g.held is not None:  # new tensors on the graph's output buffers (their use counts tell); not
+            # views (detach): a caller may change them in place as any fresh output
+            return [o.detach() if isinstance(o, torch.Tensor) else o for o in g.outs]
         outs = [o for o in g.outs if isinstance(o, torch.Tensor)]
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
         return [next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs]
@@ -226,7 +246,7 @@ class CudaGraphs:
         # the graph's own input buffers; a CPU scalar tensor (which the host program would copy to
         # the device inside the graph, not capturable) gets a device buffer it is copied into
         static = [a if p is not None or not isinstance(a, torch.Tensor) else
-                  a.to(dev) if a.device.type == "cpu" else a.clone() for a, p in zip(args, in_place)]
+                  a.to(dev) if a.device.type != self.device_type else a.clone() for a, p in zip(args, in_place)]
         # the outputs' buffers come from torch's allocator, outside the pool that every graph of the
         # artifact shares for its temporaries: a caller may hold them while other graphs replay
         outs_pre = [torch.empty(shape, dtype=o.dtype, device=dev) for o, shape in zip(self.artifact.outputs, plan[2])
@@ -244,7 +264,7 @@ class CudaGraphs:
                 self._discard(key)
             return None
         scalars = {i: repr(a.item()) for i, (a, p) in enumerate(zip(args, in_place))
-                   if p is None and isinstance(a, torch.Tensor) and a.device.type == "cpu"}
+                   if p is None and isinstance(a, torch.Tensor) and a.device.type != self.device_type}
         g = _Graph(graph, static, in_place, list(outs), scalars)
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
             handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
@@ -256,6 +276,7 @@ class CudaGraphs:
             alone = _use_count(control.untyped_storage()._cdata)
             if all(base == alone for _, base in held):
                 g.held = held
+                g.ptrs = [o.data_ptr() for o in outs if isinstance(o, torch.Tensor)]
             else:
                 log.info("mlir_sym: outputs of the CUDA graph of %s for sizes %s are referenced elsewhere; "
                          "copying them out", self.artifact.name, key)
