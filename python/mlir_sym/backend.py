@@ -417,6 +417,7 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
                 art, dims = hit
                 stats.artifact_cache_hits += 1
                 stats.direct_graphs += 1
+                _CACHE[cache_key] = art  # this process's artifacts, compiled or loaded
                 return _direct(_runner(art, gm), dims)
             mark = artifact_cache.Mark(shape_env)
         else:
