@@ -221,6 +221,9 @@ def load(entry: dict, device: torch.device | None):
             variants.append(load_variant(code, r["n_sources"], ctx, device, r["cpu_inputs"], r["func"]))
         variants[-1].record = (lambda r=r: r)
     artifact = artifact_from_plan(entry["plan"], variants, device if entry["variants"][0]["target"] != "cpu" else None)
+    keep = variants[-1].keepalive
+    if isinstance(keep, dict) and "gpu" in keep:  # as gpu_compile.compile_graph sets it (inspection)
+        artifact.gpu = keep["gpu"]
     return artifact, [(i, set(d)) for i, d in entry["dynamic_dims"]]
 
 

@@ -34,6 +34,9 @@ Config (`mlir_sym.backend.config`, or environment variables):
       no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
       calls the artifact directly (grad mode off around the call, as the wrapper would): the
       wrapper costs about as much per call as our whole artifact on small inputs.
+  fast_calls (MLIR_SYM_FAST_CALL=0 turns it off): a directly called artifact is one generated
+      function (runtime/fast_call.py: sizes, plan, outputs, compute, marks written out for its
+      inputs and outputs), which hands unplanned sizes, CUDA graphs and failed checks to the layers.
   float_inputs (MLIR_SYM_FLOAT_INPUTS=graph|restart|off, default graph): float inputs AOTAutograd
       is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps values Dynamo already
       made constants) are specialized in Dynamo's graph under a guard ("graph": no restart), or
@@ -74,6 +77,7 @@ from mlir_sym.capture import UnsupportedOpError, compile_graph, cpu_compute_pipe
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import PIPELINES, LoweringError
 from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError
+from mlir_sym.runtime import fast_call
 from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
 
 log = logging.getLogger("mlir_sym")
@@ -86,6 +90,9 @@ class Config:
     # tried before the generic one: a fast path for a hot size, never a recompile for other sizes.
     specialize_hints: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_SPECIALIZE", "0") == "1")
     direct_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_DIRECT", "1") == "1")
+    # A directly called artifact's call as one generated function (runtime/fast_call.py) instead of
+    # the general path's layers; MLIR_SYM_FAST_CALL=0 keeps the layers (for bisecting).
+    fast_calls: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_FAST_CALL", "1") == "1")
     # The float inputs AOTAutograd's tensorify pass would specialize (float_inputs.py): specialized
     # in Dynamo's graph under guards ("graph"), by Dynamo's restart asked for before AOTAutograd
     # traces ("restart"), or by the pass after a whole trace, which then restarts Dynamo ("off").
@@ -345,9 +352,17 @@ def _dynamic_dims_marker() -> Callable[[torch.Tensor, set[int]], None]:
     return mark
 
 
-def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable:
+def _input_kinds(example_inputs: Sequence[Any]) -> list[str]:
+    """Per Dynamo input: "tensor", "int" (an int or SymInt) or its type's name (Dynamo's guards keep
+    them so for the compiled graph)."""
+    return ["tensor" if isinstance(x, torch.Tensor) else "int" if isinstance(x, (int, torch.SymInt))
+            and not isinstance(x, bool) else type(x).__name__ for x in example_inputs]
+
+
+def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequence[str] | None = None) -> Callable:
     """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
-    and the outputs' dynamic dims marked for the frames that consume them."""
+    and the outputs' dynamic dims marked for the frames that consume them. Given the input kinds,
+    the artifact's generated call (runtime/fast_call.py), which falls back to this general path."""
     mark = _dynamic_dims_marker()
     set_grad = torch._C._set_grad_enabled
 
@@ -366,6 +381,13 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]]) -> Callable
         return outs
 
     call.artifact = run.artifact  # type: ignore[attr-defined]
+    if config.fast_calls and kinds is not None:
+        why = fast_call.why_not(run.artifact, kinds)
+        if why is None:
+            fast = fast_call.generate(run.artifact, kinds, dynamic_dims, call, mark, stats)
+            fast.artifact = run.artifact  # type: ignore[attr-defined]
+            return fast
+        log.debug("no generated call for %s: %s", getattr(run.artifact, "name", "?"), why)
     return call
 
 
@@ -418,7 +440,7 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
                 stats.artifact_cache_hits += 1
                 stats.direct_graphs += 1
                 _CACHE[cache_key] = art  # this process's artifacts, compiled or loaded
-                return _direct(_runner(art, gm), dims)
+                return _direct(_runner(art, gm), dims, _input_kinds(example_inputs))
             mark = artifact_cache.Mark(shape_env)
         else:
             log.debug("artifact cache not used: %s", why)
@@ -448,5 +470,5 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         art = run.artifact
         if mark is not None and isinstance(art, Artifact) and art.plan is not None:
             stats.artifact_cache_stores += artifact_cache.store(cache_key, art, art.plan, dims, mark.added_guards())
-        return _direct(run, dims)
+        return _direct(run, dims, _input_kinds(example_inputs))
     return compiled

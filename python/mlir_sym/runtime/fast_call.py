@@ -1,0 +1,125 @@
+"""The call Dynamo makes of a directly called artifact, as one generated Python function.
+
+A call through the general path goes through four layers: the backend's wrapper (grad mode off, the
+outputs' dynamic dims marked), the runner (guard misses and assertion errors), `Artifact.__call__`
+(input sizes, the plan remembered for them, CUDA graphs) and `Artifact._run` (outputs allocated,
+inputs made contiguous, the compute called), each looping over lists that never change for an
+artifact. This module writes those steps out once per artifact, for the input kinds Dynamo passes
+(tensor or int at each position, fixed by its guards) and the artifact's outputs:
+
+    def call(a0, a1):
+        plan = memo_get((a0, a1.shape[0]))
+        if plan is None or art.graphs is not None:
+            return slow(a0, a1)
+        variant, symvals, shapes = plan
+        o0 = empty(shapes[0], dtype=D0, device=DEV)
+        if not a1.is_contiguous(): a1 = a1.contiguous()
+        ...
+        rc = variant.compute([a0, a1, o0])
+        if rc != 0:
+            return slow(a0, a1)
+        mark(o0, {0})
+        return [o0]
+
+Everything else takes the general path (`slow`, the layers above): a size tuple not planned yet
+(its guards run there, and a guard miss or failed assert is reported there), an artifact with CUDA
+graphs, a failing runtime check (the general path runs the call again and raises the error the
+user sees; an inference graph mutates no input, so running it twice is safe). Artifacts with
+outputs that alias inputs or live on another device never get a generated call.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+import torch
+
+from mlir_sym.runtime.artifact import Artifact
+
+log = logging.getLogger("mlir_sym.runtime")
+
+
+def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
+    """Why `art` gets no generated call for inputs of these kinds ("tensor" / "int" per position), or
+    None."""
+    if not isinstance(art, Artifact):
+        return f"a {type(art).__name__} (count and fill phases)"
+    if art.plan is None:
+        return "no per-call plan as data"
+    if any(k not in ("tensor", "int") for k in kinds):
+        return f"an input that is neither a tensor nor an int ({kinds})"
+    device = torch.device(art.device).type if art.device is not None else "cpu"
+    for o in art.outputs:
+        if o.kind == "alias":
+            return "an output is a view of an input or another output"
+        if o.kind == "tensor" and o.device is not None and o.device != device:
+            return f"an output on {o.device}, not the artifact's device"
+        if o.kind not in ("tensor", "sym", "const", "none"):
+            return f"an output of kind {o.kind}"
+    if any(not (0 <= arg < len(kinds)) or (dim is not None and kinds[arg] != "tensor")
+           for arg, dim in art.plan["sources"]):
+        return "a size read from an input that is not a tensor"
+    return None
+
+
+def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[int, set[int]]],
+             slow: Callable, mark: Callable, stats: Any) -> Callable:
+    """The generated call of `art` (see the module doc); `slow(*args)` is the general path, `mark` how
+    this torch marks an output's dynamic dims, `stats` the backend's counters (`calls`)."""
+    names = [f"a{i}" for i in range(len(kinds))]
+    reads = [names[arg] if dim is None else f"{names[arg]}.shape[{dim}]" for arg, dim in art.plan["sources"]]
+    key = f"({', '.join(reads)}{',' if len(reads) == 1 else ''})"
+    ns: dict[str, Any] = {"art": art, "memo_get": art._memo.get, "slow": slow, "mark": mark, "stats": stats,
+                          "empty": torch.empty, "DEV": art.device, "is_grad_enabled": torch.is_grad_enabled,
+                          "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn}
+    body = [f"def call({', '.join(names)}):",
+            f"    plan = memo_get({key})",
+            "    if plan is None or art.graphs is not None:",
+            f"        return slow({', '.join(names)})",
+            "    variant, symvals, shapes = plan"]
+    results: list[str] = []
+    outs: list[str] = []
+    for k, o in enumerate(art.outputs):
+        if o.kind == "tensor":
+            ns[f"D{k}"] = o.dtype
+            body.append(f"    o{k} = empty(shapes[{k}], dtype=D{k}, device=DEV)")
+            results.append(f"o{k}")
+            outs.append(f"o{k}")
+        elif o.kind == "sym":
+            results.append(f"shapes[{k}]")
+        elif o.kind == "const":
+            ns[f"C{k}"] = o.const
+            results.append(f"C{k}")
+        else:
+            results.append("None")
+    values = []
+    for n, kind in zip(names, kinds):
+        if kind == "tensor":
+            body.append(f"    if not {n}.is_contiguous(): {n} = {n}.contiguous()")
+        values.append(n)
+    tail = " + list(derived(*symvals))" if art.derived_fn is not None else ""
+    body += [f"    values = [{', '.join(values + outs)}]" if not tail else
+             f"    values = [{', '.join(values)}]{tail}" + (f" + [{', '.join(outs)}]" if outs else ""),
+             "    if is_grad_enabled():",
+             "        set_grad(False)",
+             "        try:",
+             "            rc = variant.compute(values)",
+             "        finally:",
+             "            set_grad(True)",
+             "    else:",
+             "        rc = variant.compute(values)",
+             "    if rc != 0:",
+             f"        return slow({', '.join(names)})",
+             "    stats.calls += 1",
+             "    art.calls += 1",
+             "    variant.calls += 1"]
+    for i, dims in dynamic_dims:
+        if art.outputs[i].kind == "tensor":
+            ns[f"M{i}"] = set(dims)
+            body.append(f"    mark(o{i}, M{i})")
+    body.append(f"    return [{', '.join(results)}]")
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<mlir_sym call {art.name}>", "exec"), ns)  # noqa: S102 - generated from the plan
+    fn = ns["call"]
+    fn.source = src  # type: ignore[attr-defined]
+    return fn
