@@ -76,7 +76,7 @@ from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph, cpu_compute_pipeline
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import PIPELINES, LoweringError
-from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError
+from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError, status_error
 from mlir_sym.runtime import fast_call
 from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
 
@@ -241,13 +241,19 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
             log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
             return list(gm(*args))
         except SymAssertionError as e:  # a check named with eager's exception type raises that type
-            if "IndexError: " in str(e) or any(m in str(e) for m in _INDEX_CHECKS):
-                raise CompiledIndexError(str(e)) from None
-            raise
+            raise users_error(e) from None
 
     run._boxed_call = True  # type: ignore[attr-defined]
     run.artifact = art  # type: ignore[attr-defined]
     return run
+
+
+def users_error(e: SymAssertionError) -> SymAssertionError:
+    """The exception the user sees for a failed runtime check: a CompiledIndexError for one that eager
+    reports as an IndexError, else `e`."""
+    if "IndexError: " in str(e) or any(m in str(e) for m in _INDEX_CHECKS):
+        return CompiledIndexError(str(e))
+    return e
 
 
 class CompiledIndexError(IndexError, SymAssertionError):
@@ -384,7 +390,8 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequ
     if config.fast_calls and kinds is not None:
         why = fast_call.why_not(run.artifact, kinds)
         if why is None:
-            fast = fast_call.generate(run.artifact, kinds, dynamic_dims, call, mark, stats)
+            fast = fast_call.generate(run.artifact, kinds, dynamic_dims, call, mark, stats,
+                                      lambda variant, rc: users_error(status_error(variant, rc)))
             fast.artifact = run.artifact  # type: ignore[attr-defined]
             return fast
         log.debug("no generated call for %s: %s", getattr(run.artifact, "name", "?"), why)

@@ -67,6 +67,94 @@ def test_generated_call_matches_eager_and_the_general_path(returned):
     assert art.calls == backend.stats.calls  # every call counted once, by either path
 
 
+def test_planned_sizes_never_take_the_general_path(returned):
+    def f(x):
+        return x.cos() + 1
+
+    cf = _compile(f)
+    cf(torch.randn(4, 3))
+    (fn,) = returned
+    slow = fn.__globals__["slow"]
+    general: list = []
+
+    def counting(*args):
+        general.append(args)
+        return slow(*args)
+
+    fn.__globals__["slow"] = counting
+    for n in (4, 4, 9, 9, 9, 4):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(cf(x), f(x))
+    assert len(general) == 1  # size 9's first call: its guards run on the general path, then planned
+
+
+def _hand_made(compute, derived=None):
+    """An artifact over `compute` (a CPU stand-in): inputs (n, x[n]), outputs a tensor [n], the symbol
+    n * 2, a constant, None and an int64 tensor [n + 1]."""
+    from mlir_sym.runtime.artifact import Artifact, OutputPlan, Variant
+
+    v = Variant("generic", guard=lambda sizes: 0, compute=compute, checks=[], assert_msgs=["n must be even"])
+    a = Artifact(name="g", variants=[v], read_sources=lambda args: [args[0], args[1].shape[0]],
+                 symbol_from_source=[0], sizes_fn=lambda n: (n, n * 2, n + 1),
+                 outputs=[OutputPlan("tensor", torch.float32, (0, 1)), OutputPlan("sym", index=1),
+                          OutputPlan("const", const=3.5), OutputPlan("none"), OutputPlan("tensor", torch.int64, (2, 3))])
+    a.plan = {"sources": [[0, None], [1, 0]]}
+    a.derived_fn = derived
+    return a, v
+
+
+def test_generated_call_passes_what_the_general_path_passes():
+    """Inputs, size-derived floats (after the inputs) and outputs reach the compute in the general
+    path's order; sym / const / none outputs come back as it returns them."""
+    from types import SimpleNamespace
+
+    seen: list = []
+
+    def compute(values):
+        seen.append(values)
+        values[-2].fill_(7.0)
+        return 0
+
+    art, v = _hand_made(compute, derived=lambda n: (n / 2.0, n * 1.5))
+    fn = fast_call.generate(art, ["int", "tensor"], [(0, {0})], lambda *a: art(list(a)),
+                            lambda t, d: setattr(t, "_marked", d), SimpleNamespace(calls=0), None)
+    assert "derived(*symvals)" in fn.source
+    x = torch.randn(6)
+    general = fn(6, x)  # unplanned: the general path
+    fast = fn(6, x)
+    assert [type(r) for r in fast] == [type(r) for r in general]
+    assert fast[1:4] == general[1:4] == [12, 3.5, None]
+    assert fast[0].shape == (6,) and fast[4].shape == (7,) and fast[4].dtype == torch.int64
+    assert torch.equal(fast[0], torch.full((6,), 7.0)) and fast[0]._marked == {0}
+    assert [type(w) for w in seen[1]] == [type(w) for w in seen[0]]
+    assert seen[1][0] == 6 and seen[1][1] is x and seen[1][2:4] == [3.0, 9.0]
+    assert art.calls == v.calls == 2
+
+
+def test_failed_check_raises_without_running_again():
+    """A nonzero status raises the general path's error at once: the compute runs once (a graph
+    drawing random numbers would draw again on a second run)."""
+    from types import SimpleNamespace
+
+    from mlir_sym.runtime.artifact import SymAssertionError, status_error
+
+    runs = [0]
+
+    def compute(values):
+        runs[0] += 1
+        return 0 if values[0] % 2 == 0 else -1
+
+    art, v = _hand_made(compute)
+    fn = fast_call.generate(art, ["int", "tensor"], [], lambda *a: art(list(a)), lambda t, d: None,
+                            SimpleNamespace(calls=0), status_error)
+    fn(6, torch.randn(6))
+    art._memo[(5, 5)] = art._plan([5, 5])  # planned (its guards hold); the compute's check fails
+    runs[0] = 0
+    with pytest.raises(SymAssertionError, match="n must be even"):
+        fn(5, torch.randn(5))
+    assert runs[0] == 1
+
+
 def test_outputs_marked_and_grad_mode_restored(returned):
     def f(x):
         return x * 3 + 1
@@ -114,7 +202,10 @@ def test_failing_runtime_check_raises_the_users_error(returned):
     torch.testing.assert_close(cf(x, ok), f(x, ok))  # and calls go on
 
 
-def test_size_derived_floats(returned):
+def test_float_math_on_sizes(returned):
+    """Sizes in float arithmetic (Dynamo passes them as SymInt inputs here; the generated call's
+    size-derived floats are tested on a hand-made artifact below)."""
+
     def f(x):
         return x / x.shape[0] + x.shape[1] * 0.5
 
@@ -147,6 +238,9 @@ def test_why_not_names_what_it_cannot_generate():
     assert fast_call.why_not(art([tensor]), ["tensor"]) is None
     assert "view" in fast_call.why_not(art([OutputPlan("alias")]), ["tensor"])
     assert "on cuda" in fast_call.why_not(art([OutputPlan("tensor", torch.float32, device="cuda")]), ["tensor"])
+    graphed = art([tensor])
+    graphed.graphs = object()
+    assert "CUDA graphs" in fast_call.why_not(graphed, ["tensor"])
     assert "neither" in fast_call.why_not(art([tensor]), ["tensor", "SymFloat"])
     assert "not a tensor" in fast_call.why_not(art([tensor]), ["int"])
     assert "count and fill" in fast_call.why_not(SimpleNamespace(), ["tensor"])

@@ -183,9 +183,7 @@ class Artifact:
         values.extend(outs)
         rc = variant.compute(values)
         if rc != 0:
-            msgs = variant.assert_msgs
-            msg = msgs[-rc - 1] if 0 < -rc <= len(msgs) else f"status {rc}"
-            raise SymAssertionError(f"runtime check in compiled code failed: {msg}")
+            raise status_error(variant, rc)
         for k, o in enumerate(self.outputs):
             if o.kind == "tensor" and o.device is not None and o.device != results[k].device.type:
                 results[k] = results[k].to(o.device)  # e.g. torch.arange(n.item()) in a CUDA graph: CPU
@@ -193,6 +191,13 @@ class Artifact:
                 kind, i = o.base
                 results[k] = o.replay(args[i] if kind == "input" else results[i], symvals)
         return results
+
+
+def status_error(variant: Variant, rc: int) -> SymAssertionError:
+    """The error of a nonzero status `rc` of `variant`'s compute: the failed check's message."""
+    msgs = variant.assert_msgs
+    msg = msgs[-rc - 1] if 0 < -rc <= len(msgs) else f"status {rc}"
+    return SymAssertionError(f"runtime check in compiled code failed: {msg}")
 
 
 @dataclass

@@ -9,34 +9,33 @@ artifact. This module writes those steps out once per artifact, for the input ki
 
     def call(a0, a1):
         plan = memo_get((a0, a1.shape[0]))
-        if plan is None or art.graphs is not None:
+        if plan is None:
             return slow(a0, a1)
         variant, symvals, shapes = plan
         o0 = empty(shapes[0], dtype=D0, device=DEV)
         if not a1.is_contiguous(): a1 = a1.contiguous()
-        ...
-        rc = variant.compute([a0, a1, o0])
+        values = [a0, a1, o0]
+        stats.calls += 1; art.calls += 1; variant.calls += 1
+        rc = variant.compute(values)          # grad mode off around it when it is on
         if rc != 0:
-            return slow(a0, a1)
-        mark(o0, {0})
+            raise fail(variant, rc)
+        mark(o0, M0)
         return [o0]
 
-Everything else takes the general path (`slow`, the layers above): a size tuple not planned yet
-(its guards run there, and a guard miss or failed assert is reported there), an artifact with CUDA
-graphs, a failing runtime check (the general path runs the call again and raises the error the
-user sees; an inference graph mutates no input, so running it twice is safe). Artifacts with
-outputs that alias inputs or live on another device never get a generated call.
+A size tuple not planned yet takes the general path (`slow`, the layers above): its guards run
+there, and a guard miss or a failed assert of the guard function is handled there; once planned,
+the size's calls are the generated function's. A failed runtime check of the compute raises the
+error the general path raises (`fail`), without running the call again (a graph that draws random
+numbers would draw again). Artifacts with CUDA graphs, outputs that alias inputs or live on
+another device, or inputs other than tensors and ints keep the general path.
 """
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Sequence
 
 import torch
 
 from mlir_sym.runtime.artifact import Artifact
-
-log = logging.getLogger("mlir_sym.runtime")
 
 
 def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
@@ -46,6 +45,8 @@ def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
         return f"a {type(art).__name__} (count and fill phases)"
     if art.plan is None:
         return "no per-call plan as data"
+    if art.graphs is not None:
+        return "CUDA graphs (runtime/cuda_graphs.py) decide its calls"
     if any(k not in ("tensor", "int") for k in kinds):
         return f"an input that is neither a tensor nor an int ({kinds})"
     device = torch.device(art.device).type if art.device is not None else "cpu"
@@ -63,18 +64,19 @@ def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
 
 
 def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[int, set[int]]],
-             slow: Callable, mark: Callable, stats: Any) -> Callable:
+             slow: Callable, mark: Callable, stats: Any, fail: Callable[[Any, int], Exception]) -> Callable:
     """The generated call of `art` (see the module doc); `slow(*args)` is the general path, `mark` how
-    this torch marks an output's dynamic dims, `stats` the backend's counters (`calls`)."""
+    this torch marks an output's dynamic dims, `stats` the backend's counters (`calls`), `fail(variant,
+    status)` the exception of a failed runtime check."""
     names = [f"a{i}" for i in range(len(kinds))]
     reads = [names[arg] if dim is None else f"{names[arg]}.shape[{dim}]" for arg, dim in art.plan["sources"]]
     key = f"({', '.join(reads)}{',' if len(reads) == 1 else ''})"
     ns: dict[str, Any] = {"art": art, "memo_get": art._memo.get, "slow": slow, "mark": mark, "stats": stats,
                           "empty": torch.empty, "DEV": art.device, "is_grad_enabled": torch.is_grad_enabled,
-                          "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn}
+                          "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn, "fail": fail}
     body = [f"def call({', '.join(names)}):",
             f"    plan = memo_get({key})",
-            "    if plan is None or art.graphs is not None:",
+            "    if plan is None:",
             f"        return slow({', '.join(names)})",
             "    variant, symvals, shapes = plan"]
     results: list[str] = []
@@ -100,6 +102,9 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
     tail = " + list(derived(*symvals))" if art.derived_fn is not None else ""
     body += [f"    values = [{', '.join(values + outs)}]" if not tail else
              f"    values = [{', '.join(values)}]{tail}" + (f" + [{', '.join(outs)}]" if outs else ""),
+             "    stats.calls += 1",
+             "    art.calls += 1",
+             "    variant.calls += 1",
              "    if is_grad_enabled():",
              "        set_grad(False)",
              "        try:",
@@ -109,10 +114,7 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
              "    else:",
              "        rc = variant.compute(values)",
              "    if rc != 0:",
-             f"        return slow({', '.join(names)})",
-             "    stats.calls += 1",
-             "    art.calls += 1",
-             "    variant.calls += 1"]
+             "        raise fail(variant, rc)"]
     for i, dims in dynamic_dims:
         if art.outputs[i].kind == "tensor":
             ns[f"M{i}"] = set(dims)
