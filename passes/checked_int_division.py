@@ -31,7 +31,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, cf
 
-from mlir_sym.passes._compute_common import compute_funcs, constant_value, walk_ops
+from mlir_sym.passes._compute_common import compute_funcs, constant_value, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 _SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
@@ -47,9 +47,7 @@ class CheckedIntDivision(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         for fn in compute_funcs(op):
-            for o in list(walk_ops(fn.operation)):
-                if o.name not in _SIGNED + _UNSIGNED:
-                    continue
+            for o in ops_named(fn.operation, set(_SIGNED + _UNSIGNED)):
                 parent = o.parent
                 if parent is None or parent.name != "linalg.generic":
                     continue

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import ops_named, walk_ops
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -45,9 +45,8 @@ class InterchangeForLocality(SymPass):
     name = "sym-interchange-for-locality"
 
     def run(self, op: ir.Operation) -> None:
-        for o in list(walk_ops(op)):
-            if o.name == "linalg.generic":
-                self._generic(o)
+        for o in ops_named(op, {"linalg.generic"}):
+            self._generic(o)
 
     def _generic(self, o: ir.Operation) -> None:
         maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(o.attributes["indexing_maps"])]

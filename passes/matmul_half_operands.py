@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import defining_op, walk_ops
+from mlir_sym.passes._compute_common import defining_op, ops_named
 from mlir_sym.passes.gpu_library_calls import _DEFAULT_MAPS
 from mlir_sym.passes.registry import SymPass, register
 
@@ -58,7 +58,7 @@ class MatmulHalfOperands(SymPass):
     name = "sym-matmul-half-operands"
 
     def run(self, op: ir.Operation) -> None:
-        for mm in [o for o in walk_ops(op) if o.name in _MATMULS]:
+        for mm in ops_named(op, _MATMULS):
             if len(mm.results) != 1 or not isinstance(mm.results[0].type, ir.RankedTensorType) \
                     or str(mm.results[0].type.element_type) != "f32":
                 continue

@@ -31,7 +31,7 @@ import math
 from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from mlir_sym.passes._compute_common import defining_op, new_generic, walk_ops
+from mlir_sym.passes._compute_common import defining_op, new_generic, ops_named
 from mlir_sym.passes.registry import SymPass, located_error, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _name, _parse
 
@@ -94,7 +94,7 @@ class TorchAttention(SymPass):
     name = "sym-torch-attention"
 
     def run(self, op: ir.Operation) -> None:
-        for o in [o for o in walk_ops(op) if o.name == "torch.operator" and _name(o) == OPERATOR]:
+        for o in [o for o in ops_named(op, {"torch.operator"}) if _name(o) == OPERATOR]:
             self._lower(o)
             self.bump("attentions")
 

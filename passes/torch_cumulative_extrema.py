@@ -29,7 +29,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from mlir_sym.passes._compute_common import defining_op, new_generic, walk_ops
+from mlir_sym.passes._compute_common import defining_op, new_generic, ops_named
 from mlir_sym.passes.registry import SymPass, located_error, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _is_float, _name, _parse
 
@@ -84,7 +84,7 @@ class TorchCumulativeExtrema(SymPass):
     name = "sym-torch-cumulative-extrema"
 
     def run(self, op: ir.Operation) -> None:
-        for o in [o for o in walk_ops(op) if o.name == "torch.operator" and _name(o) in OPERATOR_NAMES]:
+        for o in [o for o in ops_named(op, {"torch.operator"}) if _name(o) in OPERATOR_NAMES]:
             self._lower(o, _name(o) == "torch.aten.cummax")
             self.bump("cumulative-extrema")
 

@@ -66,7 +66,7 @@ from torch_mlir.dialects import arith, linalg, math, scf, tensor
 
 from mlir_sym.passes import _special_math as special
 from mlir_sym.passes import _special_bessel, _special_series
-from mlir_sym.passes._compute_common import walk_ops
+from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 # aten ops handled here, as the importer names them (`torch.operator` names or op names)
@@ -413,7 +413,7 @@ class TorchElementwiseMath(SymPass):
     name = "sym-torch-elementwise-math"
 
     def run(self, op: ir.Operation) -> None:
-        for o in list(walk_ops(op)):
+        for o in ops_named(op, {*_BODIES, "torch.operator"}):
             name = _name(o)
             if name not in _BODIES:
                 continue

@@ -40,6 +40,7 @@ import torch.fx as fx
 
 from mlir_sym import attention, timing
 from mlir_sym.codegen import code_cache
+from mlir_sym.importer import node_origin
 from mlir_sym.pipelines import PIPELINES
 
 log = logging.getLogger("mlir_sym.compile")
@@ -106,6 +107,8 @@ def key(gm: fx.GraphModule, example_inputs: Sequence[Any], shape_env, config: di
     h.update(repr([str(g.expr) for g in shape_env.guards]).encode())
     h.update(repr(sorted((str(k), str(v)) for k, v in shape_env.replacements.items())).encode())
     h.update(repr(sorted(config.items())).encode())
+    # the compiled checks' messages name the user's lines: the same graph at other lines is another entry
+    h.update(repr([node_origin(n) for n in gm.graph.nodes]).encode())
     h.update(repr(sorted(PIPELINES.items())).encode())  # MLIR_SYM_GPU_MAP_OPTIONS changes the GPU pipeline
     h.update(f"grad={torch.is_grad_enabled()}".encode())
     h.update(f"causal_masks={attention.causal_masks_enabled()}".encode())

@@ -36,7 +36,8 @@ Config (`mlir_sym.backend.config`, or environment variables):
       wrapper costs about as much per call as our whole artifact on small inputs.
   fast_calls (MLIR_SYM_FAST_CALL=0 turns it off): a directly called artifact is one generated
       function (runtime/fast_call.py: sizes, plan, outputs, compute, marks written out for its
-      inputs and outputs), which hands unplanned sizes, CUDA graphs and failed checks to the layers.
+      inputs and outputs), which hands a size's first call to the layers (its guards run there);
+      artifacts with CUDA graphs keep the layers.
   float_inputs (MLIR_SYM_FLOAT_INPUTS=graph|restart|off, default graph): float inputs AOTAutograd
       is certain to specialize (float_inputs.py: nn.Embedding's norm_type, eps values Dynamo already
       made constants) are specialized in Dynamo's graph under a guard ("graph": no restart), or
@@ -241,7 +242,10 @@ def _runner(art: Artifact, gm: fx.GraphModule) -> Callable:
             log.warning("mlir_sym: %s; running graph %s eagerly for these sizes", miss, art.name)
             return list(gm(*args))
         except SymAssertionError as e:  # a check named with eager's exception type raises that type
-            raise users_error(e) from None
+            err = users_error(e)
+            if err is e:
+                raise
+            raise err from None
 
     run._boxed_call = True  # type: ignore[attr-defined]
     run.artifact = art  # type: ignore[attr-defined]
@@ -252,7 +256,9 @@ def users_error(e: SymAssertionError) -> SymAssertionError:
     """The exception the user sees for a failed runtime check: a CompiledIndexError for one that eager
     reports as an IndexError, else `e`."""
     if "IndexError: " in str(e) or any(m in str(e) for m in _INDEX_CHECKS):
-        return CompiledIndexError(str(e))
+        err = CompiledIndexError(str(e))
+        err.__suppress_context__ = True  # as `raise ... from None` shows it, wherever it is raised
+        return err
     return e
 
 

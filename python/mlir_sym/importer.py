@@ -163,7 +163,9 @@ def _expr(v: Any, shape_env) -> sympy.Basic:
     return sympy.Integer(int(v))
 
 
-def _node_origin(node: fx.Node) -> str:
+def node_origin(node: fx.Node) -> str:
+    """The user's last stack frame of a node (`File "f.py", line 3, in fn`), else its module: what a
+    compiled check that the node makes names."""
     trace = node.meta.get("stack_trace") or ""
     lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File ")]
     return lines[-1] if lines else _module_origin(node)
@@ -243,7 +245,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
                         if not _implied_for_sizes(expr, shape_env):
                             continue  # stays in the graph: checked by the compute, where the value exists
                     else:
-                        asserts.append((expr, str(msg), _node_origin(node)))
+                        asserts.append((expr, str(msg), node_origin(node)))
             graph.erase_node(node)
 
     try:
@@ -310,7 +312,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         importer.import_stateless_graph(graph, func_name=func_name)
     except Exception as e:  # torch-mlir raises NotImplementedError/KeyError naming the op
         node = _failing_node(graph, e)
-        where = f" at {_node_origin(node)}" if node is not None else ""
+        where = f" at {node_origin(node)}" if node is not None else ""
         raise UnsupportedGraph(f"cannot import the graph into MLIR{where}: {type(e).__name__}: {e}") from e
     module = importer.module
     _assert_scalar_operands_to_int(module)
@@ -437,7 +439,7 @@ def _alias_plans(out_list: list, placeholders: list[fx.Node], shape_env) -> dict
             if st is not None and (st in ph_storage or st in out_storage):
                 raise UnsupportedGraph(f"graph output {o.name} aliases "
                                        f"{'an input' if st in ph_storage else 'another output'} through ops "
-                                       f"that are not views (at {_node_origin(o)})")
+                                       f"that are not views (at {node_origin(o)})")
             computed[o] = k  # a view of an intermediate that is not returned: computed as a fresh tensor
             continue
         plans[k] = _replay_plan(base, list(reversed(chain)), shape_env)
@@ -461,7 +463,7 @@ def _replay_plan(base: tuple[str, int], chain: list[fx.Node], shape_env) -> Alia
             if isinstance(v, (int, float, bool)):
                 return v
             raise UnsupportedGraph(f"view {node.name} takes {a.name} ({type(v).__name__}), which the runtime "
-                                   f"cannot replay (at {_node_origin(node)})")
+                                   f"cannot replay (at {node_origin(node)})")
         if isinstance(a, torch.SymInt):
             plan.exprs.append(_expr(a, shape_env))
             return SymArg(len(plan.exprs) - 1)
@@ -727,7 +729,7 @@ def _reject_unbacked_outputs(out_args: Any, outputs: list[OutputSpec], bound: se
         what = f"{maker.target} ({maker.name})" if maker is not None else str(o)
         raise UnsupportedGraph(
             f"graph output {o} has a data-dependent size {', '.join(bad)} made by {what} at "
-            f"{_node_origin(maker if maker is not None else o)}: mlir_sym allocates outputs from input sizes; "
+            f"{node_origin(maker if maker is not None else o)}: mlir_sym allocates outputs from input sizes; "
             f"keep the mask as a where (torch.where(mask, x, 0)) or reduce the selection (x[mask].sum())")
 
 

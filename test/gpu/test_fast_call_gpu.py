@@ -21,9 +21,12 @@ DEV = "cuda"
 
 
 @pytest.fixture(autouse=True)
-def fresh():
+def fresh(monkeypatch):
     torch._dynamo.reset()
     backend.stats.reset()
+    for name, value in (("direct_calls", True), ("fast_calls", True), ("cuda_graphs", True),
+                        ("cuda_graph_min_launches", 4)):  # whatever the environment says
+        monkeypatch.setattr(backend.config, name, value)
     yield
     torch._dynamo.reset()
 

@@ -217,3 +217,27 @@ def test_a_second_process_skips_aot_autograd_and_compiling(tmp_path):
 
     assert run([5, 9, 17]) == {"compiles": 1, "hits": 0, "stores": 1, "aot": 1, "graphs": 1}
     assert run([33, 4, 12, 2]) == {"compiles": 0, "hits": 1, "stores": 0, "aot": 0, "graphs": 1}
+
+
+def _select_here(x, i):
+    return x.index_select(0, i) * 2
+
+
+def _select_there(x, i):
+    return x.index_select(0, i) * 2
+
+
+def test_the_source_lines_are_part_of_the_key():
+    """The same graph at other lines of the user's code is another entry: its compiled checks name
+    the lines (a hit named the lines of the process that stored it)."""
+    x = torch.randn(5, 4)
+    ok, bad = torch.tensor([0, 4]), torch.tensor([0, 9])
+    for f in (_select_here, _select_there):
+        torch._dynamo.reset()
+        backend._CACHE.clear()
+        backend.stats.reset()
+        cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+        torch.testing.assert_close(cf(x, ok), f(x, ok))
+        assert backend.stats.compiles == 1 and backend.stats.artifact_cache_hits == 0, f.__name__
+        with pytest.raises(IndexError, match=f"test_artifact_cache.py:{f.__code__.co_firstlineno + 1}"):
+            cf(x, bad)

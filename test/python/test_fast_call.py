@@ -12,9 +12,11 @@ from mlir_sym.runtime import fast_call
 
 
 @pytest.fixture(autouse=True)
-def fresh():
+def fresh(monkeypatch):
     torch._dynamo.reset()
     backend.stats.reset()
+    monkeypatch.setattr(backend.config, "direct_calls", True)  # whatever the environment says
+    monkeypatch.setattr(backend.config, "fast_calls", True)
     yield
     torch._dynamo.reset()
 
@@ -145,14 +147,37 @@ def test_failed_check_raises_without_running_again():
         return 0 if values[0] % 2 == 0 else -1
 
     art, v = _hand_made(compute)
+    stats = SimpleNamespace(calls=0)
     fn = fast_call.generate(art, ["int", "tensor"], [], lambda *a: art(list(a)), lambda t, d: None,
-                            SimpleNamespace(calls=0), status_error)
+                            stats, status_error)
     fn(6, torch.randn(6))
-    art._memo[(5, 5)] = art._plan([5, 5])  # planned (its guards hold); the compute's check fails
+    art._plan([5, 5])  # planned (its guards hold); the compute's check fails
     runs[0] = 0
+    calls = (stats.calls, art.calls, v.calls)
     with pytest.raises(SymAssertionError, match="n must be even"):
         fn(5, torch.randn(5))
     assert runs[0] == 1
+    assert (stats.calls, art.calls, v.calls) == tuple(c + 1 for c in calls)  # counted, as the general path
+
+
+def test_grad_mode_is_off_during_the_compute():
+    from types import SimpleNamespace
+
+    modes: list = []
+
+    def compute(values):
+        modes.append(torch.is_grad_enabled())
+        return 0
+
+    art, _ = _hand_made(compute)
+    fn = fast_call.generate(art, ["int", "tensor"], [], lambda *a: art(list(a)), lambda t, d: None,
+                            SimpleNamespace(calls=0), None)
+    art._plan([4, 4])
+    assert torch.is_grad_enabled()
+    fn(4, torch.randn(4))
+    with torch.no_grad():
+        fn(4, torch.randn(4))
+    assert modes == [False, False] and torch.is_grad_enabled()
 
 
 def test_outputs_marked_and_grad_mode_restored(returned):
@@ -183,7 +208,7 @@ def test_non_contiguous_inputs_through_the_generated_call(returned):
 
 def test_failing_runtime_check_raises_the_users_error(returned):
     """An index out of range is found by the compiled code (a status, not a guard): the generated call
-    hands the call to the general path, which raises what eager raises."""
+    raises what eager raises, shown as the general path shows it (its context suppressed)."""
 
     def f(x, i):
         return x.index_select(0, i) * 2
@@ -197,9 +222,50 @@ def test_failing_runtime_check_raises_the_users_error(returned):
     bad = torch.tensor([0, 7, 2])
     with pytest.raises(IndexError):
         f(x, bad)
-    with pytest.raises(IndexError):
-        cf(x, bad)
+    slow = returned[0].__globals__["slow"]
+    bad_args = [bad if a is ok else a for a in returned.args]  # the last call's, with the bad index
+    general = _count_general(returned[0])
+    raised = []
+    for call in (lambda: cf(x, bad), lambda: slow(*bad_args)):
+        try:
+            raise KeyError("the caller's own")
+        except KeyError:
+            try:
+                call()
+            except IndexError as e:
+                raised.append((type(e), e.__suppress_context__))
+    assert raised[0] == raised[1] and raised[0][1], raised
+    assert len(general) == 0  # the generated call raised it
     torch.testing.assert_close(cf(x, ok), f(x, ok))  # and calls go on
+
+
+def _count_general(fn) -> list:
+    """Wrap the generated call's general path: the list gets one entry per call that took it."""
+    slow = fn.__globals__["slow"]
+    calls: list = []
+
+    def counting(*args):
+        calls.append(args)
+        return slow(*args)
+
+    fn.__globals__["slow"] = counting
+    return calls
+
+
+def test_a_loaded_artifact_gets_the_generated_call(returned):
+    """The artifact-cache hit path (a second compile of the same graph) returns a generated call too."""
+
+    def f(x):
+        return x.sin() * 2
+
+    for _ in range(2):
+        torch._dynamo.reset()
+        backend._CACHE.clear()
+        cf = _compile(f)
+        x = torch.randn(5, 3)
+        torch.testing.assert_close(cf(x), f(x))
+    assert backend.stats.artifact_cache_hits == 1
+    assert len(returned) == 2 and all(hasattr(c, "source") for c in returned)
 
 
 def test_float_math_on_sizes(returned):
@@ -214,6 +280,7 @@ def test_float_math_on_sizes(returned):
         x = torch.randn(n, n + 1)
         torch.testing.assert_close(cf(x), f(x))
     assert backend.stats.compiles == 1
+    assert hasattr(returned[0], "source")
 
 
 def test_turned_off(monkeypatch, returned):

@@ -31,11 +31,15 @@ another device, or inputs other than tensors and ints keep the general path.
 """
 from __future__ import annotations
 
+import itertools
+import linecache
 from typing import Any, Callable, Sequence
 
 import torch
 
 from mlir_sym.runtime.artifact import Artifact
+
+_SERIAL = itertools.count()  # a file name of its own for each generated call (linecache)
 
 
 def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
@@ -121,7 +125,9 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
             body.append(f"    mark(o{i}, M{i})")
     body.append(f"    return [{', '.join(results)}]")
     src = "\n".join(body) + "\n"
-    exec(compile(src, f"<mlir_sym call {art.name}>", "exec"), ns)  # noqa: S102 - generated from the plan
+    filename = f"<mlir_sym call {art.name} #{next(_SERIAL)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)  # tracebacks show it
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102 - generated from the plan
     fn = ns["call"]
     fn.source = src  # type: ignore[attr-defined]
     return fn
