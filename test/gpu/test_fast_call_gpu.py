@@ -15,6 +15,7 @@ if not torch.cuda.is_available():
 
 import torch._dynamo  # noqa: E402
 
+from direct_call_spy import count_general, spy_on_direct  # noqa: E402
 from mlir_sym import backend  # noqa: E402
 
 DEV = "cuda"
@@ -34,29 +35,7 @@ def fresh(monkeypatch):
 @pytest.fixture
 def returned(monkeypatch):
     """The callables the backend returns to Dynamo."""
-    seen: list = []
-    direct = backend._direct
-
-    def spy(*a):
-        c = direct(*a)
-        seen.append(c)
-        return c
-
-    monkeypatch.setattr(backend, "_direct", spy)
-    return seen
-
-
-def _count_general(fn) -> list:
-    """Wrap the generated call's general path: the list gets one entry per call that took it."""
-    slow = fn.__globals__["slow"]
-    calls: list = []
-
-    def counting(*args):
-        calls.append(args)
-        return slow(*args)
-
-    fn.__globals__["slow"] = counting
-    return calls
+    return spy_on_direct(monkeypatch)
 
 
 def test_a_cuda_graph_of_one_launch_takes_the_generated_call(returned):
@@ -68,7 +47,7 @@ def test_a_cuda_graph_of_one_launch_takes_the_generated_call(returned):
     cf(torch.randn(4, 8, device=DEV), s)
     (fn,) = returned
     assert hasattr(fn, "source") and fn.artifact.graphs is None
-    general = _count_general(fn)
+    general = count_general(fn)
     for n in (4, 4, 33, 33, 4):
         x = torch.randn(n, 8, device=DEV)
         got, want = cf(x, s), f(x, s.to(DEV))

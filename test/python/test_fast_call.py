@@ -10,6 +10,8 @@ import torch._dynamo
 from mlir_sym import backend
 from mlir_sym.runtime import fast_call
 
+from direct_call_spy import count_general, spy_on_direct
+
 
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch):
@@ -21,28 +23,10 @@ def fresh(monkeypatch):
     torch._dynamo.reset()
 
 
-class _Seen(list):
-    args: tuple = ()
-
-
 @pytest.fixture
 def returned(monkeypatch):
-    """The callables the backend returns to Dynamo; `seen.args` the arguments of the last call."""
-    seen = _Seen()
-    direct = backend._direct
-
-    def spy(*a):
-        c = direct(*a)
-        seen.append(c)
-
-        def recording(*args):
-            seen.args = args
-            return c(*args)
-
-        return recording
-
-    monkeypatch.setattr(backend, "_direct", spy)
-    return seen
+    """The callables the backend returns to Dynamo; `.args` the arguments of the last call."""
+    return spy_on_direct(monkeypatch)
 
 
 def _compile(fn):
@@ -76,14 +60,7 @@ def test_planned_sizes_never_take_the_general_path(returned):
     cf = _compile(f)
     cf(torch.randn(4, 3))
     (fn,) = returned
-    slow = fn.__globals__["slow"]
-    general: list = []
-
-    def counting(*args):
-        general.append(args)
-        return slow(*args)
-
-    fn.__globals__["slow"] = counting
+    general = count_general(fn)
     for n in (4, 4, 9, 9, 9, 4):
         x = torch.randn(n, 3)
         torch.testing.assert_close(cf(x), f(x))
@@ -224,7 +201,7 @@ def test_failing_runtime_check_raises_the_users_error(returned):
         f(x, bad)
     slow = returned[0].__globals__["slow"]
     bad_args = [bad if a is ok else a for a in returned.args]  # the last call's, with the bad index
-    general = _count_general(returned[0])
+    general = count_general(returned[0])
     raised = []
     for call in (lambda: cf(x, bad), lambda: slow(*bad_args)):
         try:
@@ -237,19 +214,6 @@ def test_failing_runtime_check_raises_the_users_error(returned):
     assert raised[0] == raised[1] and raised[0][1], raised
     assert len(general) == 0  # the generated call raised it
     torch.testing.assert_close(cf(x, ok), f(x, ok))  # and calls go on
-
-
-def _count_general(fn) -> list:
-    """Wrap the generated call's general path: the list gets one entry per call that took it."""
-    slow = fn.__globals__["slow"]
-    calls: list = []
-
-    def counting(*args):
-        calls.append(args)
-        return slow(*args)
-
-    fn.__globals__["slow"] = counting
-    return calls
 
 
 def test_a_loaded_artifact_gets_the_generated_call(returned):
