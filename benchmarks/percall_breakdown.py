@@ -5,12 +5,21 @@ runtime/fast_call.py; `general_path`: the layers it replaces), Dynamo's wrapper 
 frame calls it (`compiled_fn_global`), the artifact, its host program (`compute`), one kernel launch,
 the two memref descriptors, the output's torch.empty and the size reads. Needs a GPU.
 
-    python benchmarks/percall_breakdown.py
+With `--case` (a case of bench_overhead.py at `--shape` / `--dtype`, e.g. rowsum 8192x4096 bfloat16,
+where gpu_reference.py's wall time is bound by the host), the same layers down to the artifact, and
+with `--profile N` the Python functions of N compiled calls by their own time (cProfile).
+
+    python benchmarks/percall_breakdown.py [--case rowsum --shape 8192x4096 --dtype bfloat16] [--profile 2000]
 """
 from __future__ import annotations
 
+import argparse
+import cProfile
+import io
 import os
+import pstats
 import statistics
+import sys
 import time
 import types
 
@@ -60,6 +69,88 @@ def interleaved(fns: dict, rounds: int = 9, n: int = 3000) -> dict:
 
 
 def main() -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--case", default="tiny")
+    p.add_argument("--shape", default="")
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--profile", type=int, default=0, help="cProfile this many compiled calls")
+    a = p.parse_args()
+    if a.case == "tiny" and not a.shape:
+        return tiny_breakdown(a.profile)
+    return case_breakdown(a.case, tuple(int(v) for v in a.shape.split("x")), getattr(torch, a.dtype), a.profile)
+
+
+def recorded_call(g: dict, fn, args) -> tuple:
+    """The arguments Dynamo's frame passes to the compiled graph (`__compiled_fn_*` of the compiled
+    function's globals `g`: the last one, ours) on a call of fn(*args), and that callable."""
+    name = [k for k in g if k.startswith("__compiled_fn")][-1]
+    orig, seen = g[name], []
+    g[name] = lambda *a: (seen.append(a), orig(*a))[1]
+    try:
+        fn(*args)
+    finally:
+        g[name] = orig
+    return seen[0], orig
+
+
+def profile_calls(fn, n: int) -> None:
+    """The Python functions of n calls of fn by their own time (C++ work shows in the caller's)."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        fn()
+    prof.disable()
+    torch.cuda.synchronize()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)
+    print(buf.getvalue())
+
+
+def case_breakdown(case: str, shape: tuple, dtype: torch.dtype, profile: int) -> dict:
+    """The layers of a call of a bench_overhead.py case: eager, the compiled calls, our direct callable,
+    its general path, Dynamo's wrapper of it, the artifact."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_overhead import CASES, inputs
+
+    fn0 = CASES[case][0]
+    args = inputs(case, shape, DEV, dtype)
+    returned = []
+    direct = backend._direct
+
+    def spy(*a):
+        c = direct(*a)
+        returned.append(c)
+        return c
+
+    backend._direct = spy
+    torch._dynamo.reset()
+    compiled = {}
+    for be in ("eager", "inductor", "mlir_sym"):
+        fn = types.FunctionType(fn0.__code__.replace(co_name=f"{case}_{be}"), fn0.__globals__, f"{case}_{be}")
+        compiled[be] = torch.compile(fn, backend=be, dynamic=True)
+        compiled[be](*args)
+    out = interleaved({"eager": lambda: fn0(*args), **{f"compiled_{be}": (lambda cf=cf: cf(*args))
+                                                        for be, cf in compiled.items()}})
+    call_args, wrapped = recorded_call(fn0.__globals__, compiled["mlir_sym"], args)
+    out["compiled_fn_global"] = us(lambda: wrapped(*call_args))
+    if returned:
+        call = returned[-1]
+        slow = getattr(call, "__globals__", {}).get("slow")
+        fns = {"direct_call": lambda: call(*call_args)}
+        if slow is not None:
+            fns["general_path"] = lambda: slow(*call_args)
+        out.update(interleaved(fns))
+    art = list(backend._CACHE.values())[-1]
+    out["artifact"] = us(lambda: art(list(call_args)))
+    out["read_sources"] = us(lambda: art.read_sources(list(call_args)))
+    print(f"{case} {'x'.join(map(str, shape))} {dtype}: {out}")
+    if profile:
+        cf = compiled["mlir_sym"]
+        profile_calls(lambda: cf(*args), profile)
+    return out
+
+
+def tiny_breakdown(profile: int = 0) -> dict:
     x = torch.randn(64, device=DEV)
     returned = []  # what our backend returns to Dynamo
     direct = backend._direct
@@ -105,6 +196,8 @@ def main() -> dict:
     out["empty"] = us(lambda: torch.empty((n,), dtype=torch.float32, device=art.device))
     out["read_sources"] = us(lambda: art.read_sources([n, x]))
     print(out)
+    if profile:
+        profile_calls(lambda: cf(x), profile)
     return out
 
 
