@@ -22,6 +22,7 @@ from mlir_sym.passes import (  # noqa: F401
     gpu_emulate_launches,
     gpu_fpowi_i32,
     gpu_library_calls,
+    gpu_library_convolutions,
     gpu_library_half_results,
     gpu_map_parallel,
     gpu_occupancy,

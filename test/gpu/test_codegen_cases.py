@@ -346,3 +346,32 @@ def test_static_offset_slices_stay_descriptors(tmp_path, monkeypatch):
     src = _codegen_fn(f, (torch.randn(1, 5, 12),))[0].program.source
     assert "rt.as_desc(" in src and "rt.dsubview(" in src
     assert "rt.subview(" not in src
+
+
+def test_convolutions_are_library_calls(tmp_path, monkeypatch):
+    """Every convolution of case conv2d_layouts (padded, strided grouped, dilated depthwise, 1x1
+    without bias) is a torch.convolution call from the host program with its padding and bias folded
+    in: no padding copy, no bias broadcast kernel, and only the ReLU between the first two is a
+    kernel (a thread per output summing channels x window products otherwise)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    case = next(c for c in CASES if c.name == "conv2d_layouts")
+    (code,) = _codegen(case)
+    src = code.program.source
+    assert src.count("rt.library_conv(") == 4, src
+    assert "rt.library_conv(True, 'plain', (1, 1), (1, 1), (1, 1), True, " in src
+    assert "rt.library_conv(True, 'grouped', (2, 2), (1, 1), (1, 1), True, " in src
+    assert "rt.library_conv(True, 'depthwise', (1, 1), (2, 2), (2, 2), True, " in src
+    assert "rt.library_conv(True, 'plain', (1, 1), (0, 0), (1, 1), False, " in src
+    assert code.program.launches == 1 and ".copy_(" not in src, src
+
+
+def test_conv1d_conv3d_and_transposed_convolutions_are_library_calls(tmp_path, monkeypatch):
+    """A grouped dilated 1-d convolution (a 2-d one over a unit dim), a padded 3-d one and a
+    transposed 2-d one (a 2-d one over the upsampled input) call torch.convolution."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    by_name = {c.name: c for c in CASES}
+    (c1,) = _codegen(by_name["conv1d_grouped_dilated"])
+    assert "rt.library_conv(True, 'grouped', (1, 1), (2, 0), (2, 1), True, " in c1.program.source
+    (c3,) = _codegen(by_name["conv3d_transposed2d"])
+    assert "rt.library_conv(True, 'plain', (1, 1, 1), (1, 1, 1), (1, 1, 1), True, " in c3.program.source
+    assert c3.program.source.count("rt.library_conv(") == 2

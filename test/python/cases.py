@@ -71,6 +71,18 @@ def _module(make: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     return build
 
 
+class _Conv3dThenTransposed(nn.Module):
+    """A 3-d convolution and a transposed 2-d one (upsampling by 2) on two inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c3 = nn.Conv3d(2, 4, 3, padding=1)
+        self.t2 = nn.ConvTranspose2d(4, 3, 3, stride=2)
+
+    def forward(self, x, y):
+        return self.c3(x), self.t2(y)
+
+
 CASES: list[Case] = []
 
 
@@ -317,6 +329,16 @@ add(Case("groupnorm", _module(lambda: nn.GroupNorm(2, 6)), lambda n: (randn(n, 2
 add(Case("conv2d_bn_relu", _module(lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())),
          lambda n: (randn(n, 2, 3, n, n + 1),), sizes=(5, 8, 17), atol=1e-4, rtol=1e-4))
 add(Case("conv1d", _module(lambda: nn.Conv1d(3, 4, 3, padding=1)), lambda n: (randn(n, 2, 3, n + 4),)))
+# every layout sym-gpu-library-convolutions calls the library for: padded, strided, grouped, depthwise
+# with dilation, 1x1 without bias; grouped 1-d (a 2-d conv with a unit dim), 3-d, transposed
+add(Case("conv2d_layouts", _module(lambda: nn.Sequential(
+    nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2),
+    nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8), nn.Conv2d(8, 4, 1, bias=False))),
+    lambda n: (randn(n, 2, 3, n + 3, n + 5),), sizes=(5, 8, 17), atol=1e-4, rtol=1e-4))
+add(Case("conv1d_grouped_dilated", _module(lambda: nn.Conv1d(4, 8, 3, padding=2, dilation=2, groups=2)),
+         lambda n: (randn(n, 3, 4, n + 6),), atol=1e-4, rtol=1e-4))
+add(Case("conv3d_transposed2d", _module(lambda: _Conv3dThenTransposed()),
+         lambda n: (randn(n, 1, 2, n + 10, n + 12, 3), randn(n + 1, 2, 4, n + 4, n + 4)), sizes=(3, 5, 8), atol=1e-4, rtol=1e-4))
 
 
 @case(inputs=lambda n: (randn(n, n, 10),))

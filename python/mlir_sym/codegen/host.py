@@ -495,6 +495,12 @@ class HostCodegen:
             self.library_calls += 1
             self._emit(ind, f"rt.library_scatter({combine == 'add'}, {dim_map!r}, {', '.join(args)})")
             return
+        if callee.startswith("__sym_conv_"):  # sym-gpu-library-convolutions
+            init, layout, stride, padding, dilation, bias = _convolution(callee)
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_conv({init}, {layout!r}, {stride!r}, {padding!r}, {dilation!r}, {bias}, "
+                            f"{', '.join(args)})")
+            return
         if callee.startswith("__sym_sort_"):  # __sym_sort_<asc|desc>_d<dim>_<n>
             _, direction, dim, _ = callee[len("__sym_"):].split("_")
             self.library_calls += 1
@@ -546,6 +552,17 @@ def _contraction(callee: str) -> tuple[bool, str]:
         return init, f"{a},{b}->{out}"
     init = "_init_" in callee
     return init, ("bik,bkj->bij" if callee.startswith("__sym_batch_matmul_") else "ik,kj->ij")
+
+
+def _convolution(callee: str) -> tuple[bool, str, tuple, tuple, tuple, bool]:
+    """(init, layout, strides, padding, dilations, has bias) of a call of sym-gpu-library-convolutions:
+    __sym_conv_<init|acc>_<plain|grouped|depthwise>_s<a>x<b>_p<a>x<b>_d<a>x<b>_<b|nb>_<n>."""
+    init, layout, s, p, d, bias, _ = callee[len("__sym_conv_"):].split("_")
+
+    def dims(t: str) -> tuple:
+        return tuple(int(v) for v in t[1:].split("x"))
+
+    return init == "init", layout, dims(s), dims(p), dims(d), bias == "b"
 
 
 def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:

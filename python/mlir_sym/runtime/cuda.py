@@ -606,6 +606,29 @@ class Runtime:
         return None
 
     @staticmethod
+    def library_conv(init: bool, layout: str, stride: tuple, padding: tuple, dilation: tuple, has_bias: bool,
+                     x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> None:
+        """sym-gpu-library-convolutions' call: out = (init) or += torch.convolution(x, w[, bias]) with
+        these strides, padding and dilations (cuDNN, as eager). `grouped`: x [N, G, C/G, ...] (or
+        [N, C, ...]), w [G, F/G, C/G, k...], out [N, G, F/G, ...] (linalg's grouped layout, views of
+        [N, C, ...] buffers); `depthwise`: w [C, k...], one filter a channel."""
+        bias, out = (rest[0], rest[1]) if has_bias else (None, rest[0])
+        groups, o = 1, out
+        if layout == "grouped":  # x may be the [N, C, ...] source its padding was folded from
+            groups = w.shape[0]
+            x = x.flatten(1, 2) if x.dim() == w.dim() else x
+            w = w.flatten(0, 1)
+            o = out.view(out.shape[0], -1, *out.shape[3:])  # a view: the call writes the buffer itself
+        elif layout == "depthwise":
+            groups = x.shape[1]
+            w = w.unsqueeze(1)
+        r = torch.convolution(x, w, bias, list(stride), list(padding), list(dilation), False, [0] * len(stride), groups)
+        if init:
+            o.copy_(r)
+        else:
+            o.add_(r)
+
+    @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
         """tm_tensor.sort in place: a stable sort of `keys` along `dim`; `others` move with them."""
         values, perm = torch.sort(keys, dim=dim, descending=descending, stable=True)
