@@ -34,9 +34,10 @@ from __future__ import annotations
 import re
 
 from torch_mlir import ir
+from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import constant_value, defining_op, root_buffer
+from mlir_sym.passes._compute_common import constant_value, defining_op, root_buffer, use_owner
 from mlir_sym.passes.gpu_library_calls import GpuLibraryCalls, _is_zero, _previous_op, _whole_views
 from mlir_sym.passes.registry import SymPass, register
 
@@ -109,10 +110,64 @@ class GpuLibraryConvolutions(SymPass):
         operands.append(out)
         kind = (f"conv_{'init' if init is not None else 'acc'}_{layout}_s{_dims(strides)}_p{_dims(padding)}"
                 f"_d{_dims(dilations)}_{'b' if bias is not None else 'nb'}")
-        GpuLibraryCalls._library_call(module, o, decls, kind, operands)
-        for d in dead:
+        root = _fresh_root(out, o, init) if init is not None else None
+        if root is None:
+            GpuLibraryCalls._library_call(module, o, decls, kind, operands)
+        else:  # PyTorch's result becomes the buffer: what reads the buffer after the call reads the call's result
+            operands.append(root)
+            call = _result_call(module, o, decls, kind, operands, root.type)
+            for u in list(root.uses):
+                user = use_owner(u)
+                top = user
+                while top.block != call.block:
+                    top = top.parent
+                if top != call and _before(call, top):
+                    user.operands[u.operand_number] = call.results[0]
+            self.bump("results-handed-out")
+        for d in dead:  # the padding's buffer and the initialization, now that nothing reads them
             d.erase()
         self.bump("library-convolutions")
+
+
+def _fresh_root(out: ir.Value, conv: ir.Operation, init: ir.Operation) -> ir.Value | None:
+    """The allocation `out` is (or reshapes) when the call may hand PyTorch's result out as that
+    buffer instead of copying it in: a fresh buffer of this block with an identity layout that
+    nothing but `out`'s own views, the convolution and its initialization use before the call."""
+    root = root_buffer(out)
+    a = defining_op(root)
+    if a is None or a.name != "memref.alloc" or a.block != conv.block or not _identity_layout(root):
+        return None
+    views = set(_whole_views(out))
+    for u in root.uses:
+        user = use_owner(u)
+        top = user
+        while top.block != conv.block:
+            top = top.parent
+        if top in (conv, init) or not _before(top, conv):
+            continue
+        if user.name in ("memref.expand_shape", "memref.collapse_shape") and user.results[0] in views \
+                and all(use_owner(v) in (conv, init) for v in user.results[0].uses):
+            continue
+        return None
+    return root
+
+
+def _result_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
+                 operands: list[ir.Value], result: ir.Type) -> ir.Operation:
+    """Replace `o` by `%r = call @__sym_<kind>_r_<n>(operands...)` returning `result` (the buffer's
+    type), one private declaration per kind and signature."""
+    types = [v.type for v in operands]
+    sig = f"{kind}_r:{','.join(str(t) for t in types)}->{result}"
+    if sig not in decls:
+        name = f"__sym_{kind}_r_{len(decls)}"
+        decls[sig] = name
+        with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
+            f = func_d.FuncOp(name, ir.FunctionType.get(types, [result]), visibility="private")
+            f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind + "_r")
+    with ir.InsertionPoint(o), o.location:
+        call = func_d.CallOp([result], ir.FlatSymbolRefAttr.get(decls[sig]), operands)
+    o.erase()
+    return call.operation
 
 
 def _eligible(o: ir.Operation) -> bool:
@@ -236,6 +291,9 @@ def _is_dim(v: ir.Value | None, src: ir.Value, i: int) -> bool:
     if op is not None and op.name == "memref.dim" and op.operands[0] == src:
         return constant_value(op.operands[1]) == i
     ex = defining_op(src)
+    if ex is not None and ex.name == "func.call" and len(ex.results) == 1 and ex.operands \
+            and ex.operands[len(ex.operands) - 1].type == src.type:  # a handed-out result: its buffer's sizes
+        return _is_dim(v, ex.operands[len(ex.operands) - 1], i)
     if ex is not None and ex.name in ("memref.expand_shape", "memref.alloc"):
         shape = ir.MemRefType(src.type).shape
         if shape[i] >= 0:

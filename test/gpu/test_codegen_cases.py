@@ -358,10 +358,10 @@ def test_convolutions_are_library_calls(tmp_path, monkeypatch):
     (code,) = _codegen(case)
     src = code.program.source
     assert src.count("rt.library_conv(") == 4, src
-    assert "rt.library_conv(True, 'plain', (1, 1), (1, 1), (1, 1), True, " in src
-    assert "rt.library_conv(True, 'grouped', (2, 2), (1, 1), (1, 1), True, " in src
-    assert "rt.library_conv(True, 'depthwise', (1, 1), (2, 2), (2, 2), True, " in src
-    assert "rt.library_conv(True, 'plain', (1, 1), (0, 0), (1, 1), False, " in src
+    assert "rt.library_conv(True, 'plain', (1, 1), (1, 1), (1, 1), True, True, " in src
+    assert "rt.library_conv(True, 'grouped', (2, 2), (1, 1), (1, 1), True, True, " in src
+    assert "rt.library_conv(True, 'depthwise', (1, 1), (2, 2), (2, 2), True, True, " in src
+    assert "rt.library_conv(True, 'plain', (1, 1), (0, 0), (1, 1), False, False, " in src
     assert code.program.launches == 1 and ".copy_(" not in src, src
 
 
@@ -371,7 +371,7 @@ def test_conv1d_conv3d_and_transposed_convolutions_are_library_calls(tmp_path, m
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     by_name = {c.name: c for c in CASES}
     (c1,) = _codegen(by_name["conv1d_grouped_dilated"])
-    assert "rt.library_conv(True, 'grouped', (1, 1), (2, 0), (2, 1), True, " in c1.program.source
+    assert "rt.library_conv(True, 'grouped', (1, 1), (2, 0), (2, 1), True, False, " in c1.program.source
     (c3,) = _codegen(by_name["conv3d_transposed2d"])
-    assert "rt.library_conv(True, 'plain', (1, 1, 1), (1, 1, 1), (1, 1, 1), True, " in c3.program.source
+    assert "rt.library_conv(True, 'plain', (1, 1, 1), (1, 1, 1), (1, 1, 1), True, False, " in c3.program.source
     assert c3.program.source.count("rt.library_conv(") == 2

@@ -19,7 +19,7 @@ def test_plain_2d(init, bias):
     want = F.conv2d(x, w, b if bias else None, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
     out = torch.randn(want.shape, generator=g)
     before = out.clone()
-    Runtime.library_conv(init, "plain", (2, 1), (1, 2), (1, 2), bias, x, w, *([b] if bias else []), out)
+    Runtime.library_conv(init, "plain", (2, 1), (1, 2), (1, 2), bias, False, x, w, *([b] if bias else []), out)
     torch.testing.assert_close(out, want if init else before + want)
 
 
@@ -31,7 +31,7 @@ def test_grouped_writes_the_buffer_through_linalg_views():
     x5 = x.view(2, 2, 4, 9, 9)  # [N, G, C/G, H, W]
     w5 = w.view(2, 3, 4, 3, 3)  # [G, F/G, C/G, KH, KW]
     out5 = buf.view(2, 2, 3, *want.shape[2:])  # [N, G, F/G, OH, OW]
-    Runtime.library_conv(True, "grouped", (2, 2), (0, 0), (1, 1), True, x5, w5, b, out5)
+    Runtime.library_conv(True, "grouped", (2, 2), (0, 0), (1, 1), True, False, x5, w5, b, out5)
     torch.testing.assert_close(buf, want)
 
 
@@ -40,16 +40,16 @@ def test_depthwise_3d_and_1d():
     x, w = torch.randn(1, 4, 8, 8, generator=g), torch.randn(4, 3, 3, generator=g)
     want = F.conv2d(x, w.unsqueeze(1), None, padding=1, groups=4)
     out = torch.zeros(want.shape)
-    Runtime.library_conv(False, "depthwise", (1, 1), (1, 1), (1, 1), False, x, w, out)
+    Runtime.library_conv(False, "depthwise", (1, 1), (1, 1), (1, 1), False, False, x, w, out)
     torch.testing.assert_close(out, want)
     x3, w3 = torch.randn(1, 2, 5, 6, 4, generator=g), torch.randn(3, 2, 3, 3, 3, generator=g)
     want3 = F.conv3d(x3, w3, padding=1)
     out3 = torch.empty(want3.shape)
-    Runtime.library_conv(True, "plain", (1, 1, 1), (1, 1, 1), (1, 1, 1), False, x3, w3, out3)
+    Runtime.library_conv(True, "plain", (1, 1, 1), (1, 1, 1), (1, 1, 1), False, False, x3, w3, out3)
     torch.testing.assert_close(out3, want3)
     x1, w1 = torch.randn(2, 3, 10, generator=g), torch.randn(4, 3, 2, generator=g)
     out1 = torch.empty(2, 4, 9)
-    Runtime.library_conv(True, "plain", (1,), (0,), (1,), False, x1, w1, out1)
+    Runtime.library_conv(True, "plain", (1,), (0,), (1,), False, False, x1, w1, out1)
     torch.testing.assert_close(out1, F.conv1d(x1, w1))
 
 
@@ -59,6 +59,24 @@ def test_grouped_reads_a_flat_source():
     x, w = torch.randn(2, 4, 7, 6, generator=g), torch.randn(6, 2, 3, 3, generator=g)
     want = F.conv2d(x, w, padding=1, groups=2)
     buf = torch.empty(want.shape)
-    Runtime.library_conv(True, "grouped", (1, 1), (1, 1), (1, 1), False, x, w.view(2, 3, 2, 3, 3),
+    Runtime.library_conv(True, "grouped", (1, 1), (1, 1), (1, 1), False, False, x, w.view(2, 3, 2, 3, 3),
                          buf.view(2, 2, 3, *want.shape[2:]))
     torch.testing.assert_close(buf, want)
+
+
+def test_result_handed_out_as_the_buffer():
+    """With `result`, PyTorch's contiguous result is returned to be the buffer (nothing written into
+    it); a channels-last result is copied into the buffer and None returned."""
+    g = torch.Generator().manual_seed(4)
+    x, w, b = torch.randn(2, 4, 6, 6, generator=g), torch.randn(8, 2, 3, 3, generator=g), torch.randn(8, generator=g)
+    want = F.conv2d(x, w, b, padding=1, groups=2)
+    buf = torch.full(want.shape, 7.0)
+    got = Runtime.library_conv(True, "grouped", (1, 1), (1, 1), (1, 1), True, True, x, w.view(2, 4, 2, 3, 3), b,
+                               buf.view(2, 2, 4, 6, 6), buf)
+    assert got is not None and got.shape == buf.shape and bool((buf == 7.0).all())
+    torch.testing.assert_close(got, want)
+    xl = x.to(memory_format=torch.channels_last)
+    buf2 = torch.empty(want.shape)
+    assert Runtime.library_conv(True, "grouped", (1, 1), (1, 1), (1, 1), True, True, xl, w.view(2, 4, 2, 3, 3), b,
+                                buf2.view(2, 2, 4, 6, 6), buf2) is None
+    torch.testing.assert_close(buf2, want)

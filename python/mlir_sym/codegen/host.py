@@ -475,6 +475,19 @@ class HostCodegen:
         self._emit(ind, f"rt.launch(K_{_ident(kname)}, {', '.join(grid)}, {', '.join(block)}, {shm}, "
                         f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
 
+    def _result_or_buffer(self, op: ir.Operation, call: str, ind: str) -> None:
+        """A library call that may give PyTorch's result as the buffer it was to write (its last
+        operand): the call's result is that tensor, or the buffer when the call copied into it (None)."""
+        res = op.results[0]
+        self._emit(ind, f"_t = {call}")
+        if _key(res) in self.descs:  # kept alive while the call's buffers are (Runtime.Arena.keep)
+            self.arena = True
+            got = "_A.keep(_t)"
+        else:
+            got = "_t"
+        self._emit(ind, f"{self._new(res)} = {self._as_kind(op.operands[-1], _key(res) in self.descs)} "
+                        f"if _t is None else {got}")
+
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
@@ -498,8 +511,12 @@ class HostCodegen:
         if callee.startswith("__sym_conv_"):  # sym-gpu-library-convolutions
             init, layout, stride, padding, dilation, bias = _convolution(callee)
             self.library_calls += 1
-            self._emit(ind, f"rt.library_conv({init}, {layout!r}, {stride!r}, {padding!r}, {dilation!r}, {bias}, "
-                            f"{', '.join(args)})")
+            call = (f"rt.library_conv({init}, {layout!r}, {stride!r}, {padding!r}, {dilation!r}, {bias}, "
+                    f"{bool(op.results)}, {', '.join(args)})")
+            if op.results:
+                self._result_or_buffer(op, call, ind)
+            else:
+                self._emit(ind, call)
             return
         if callee.startswith("__sym_sort_"):  # __sym_sort_<asc|desc>_d<dim>_<n>
             _, direction, dim, _ = callee[len("__sym_"):].split("_")
@@ -517,16 +534,7 @@ class HostCodegen:
             if not op.results:
                 self._emit(ind, call)
                 return
-            # PyTorch's result as the output's buffer (None: it was copied into the buffer, args[-1])
-            res = op.results[0]
-            self._emit(ind, f"_t = {call}")
-            if _key(res) in self.descs:  # kept alive while the call's buffers are (Runtime.Arena.keep)
-                self.arena = True
-                got = "_A.keep(_t)"
-            else:
-                got = "_t"
-            self._emit(ind, f"{self._new(res)} = {self._as_kind(op.operands[-1], _key(res) in self.descs)} "
-                            f"if _t is None else {got}")
+            self._result_or_buffer(op, call, ind)
             return
         if callee.startswith("__sym_"):
             kind = callee[len("__sym_"):].rsplit("_", 1)[0]
@@ -556,8 +564,8 @@ def _contraction(callee: str) -> tuple[bool, str]:
 
 def _convolution(callee: str) -> tuple[bool, str, tuple, tuple, tuple, bool]:
     """(init, layout, strides, padding, dilations, has bias) of a call of sym-gpu-library-convolutions:
-    __sym_conv_<init|acc>_<plain|grouped|depthwise>_s<a>x<b>_p<a>x<b>_d<a>x<b>_<b|nb>_<n>."""
-    init, layout, s, p, d, bias, _ = callee[len("__sym_conv_"):].split("_")
+    __sym_conv_<init|acc>_<plain|grouped|depthwise>_s<a>x<b>_p<a>x<b>_d<a>x<b>_<b|nb>[_r]_<n>."""
+    init, layout, s, p, d, bias = callee[len("__sym_conv_"):].split("_")[:6]
 
     def dims(t: str) -> tuple:
         return tuple(int(v) for v in t[1:].split("x"))

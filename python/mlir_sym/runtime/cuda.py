@@ -607,11 +607,15 @@ class Runtime:
 
     @staticmethod
     def library_conv(init: bool, layout: str, stride: tuple, padding: tuple, dilation: tuple, has_bias: bool,
-                     x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> None:
+                     result: bool, x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor | None:
         """sym-gpu-library-convolutions' call: out = (init) or += torch.convolution(x, w[, bias]) with
         these strides, padding and dilations (cuDNN, as eager). `grouped`: x [N, G, C/G, ...] (or
         [N, C, ...]), w [G, F/G, C/G, k...], out [N, G, F/G, ...] (linalg's grouped layout, views of
-        [N, C, ...] buffers); `depthwise`: w [C, k...], one filter a channel."""
+        [N, C, ...] buffers); `depthwise`: w [C, k...], one filter a channel. With `result`, the last
+        operand is the contiguous buffer `out` is (or reshapes): PyTorch's result is returned to be
+        that buffer when it is laid out as the buffer (no copy), else it is copied and None returned."""
+        if result:
+            root, rest = rest[-1], rest[:-1]
         bias, out = (rest[0], rest[1]) if has_bias else (None, rest[0])
         groups, o = 1, out
         if layout == "grouped":  # x may be the [N, C, ...] source its padding was folded from
@@ -623,10 +627,13 @@ class Runtime:
             groups = x.shape[1]
             w = w.unsqueeze(1)
         r = torch.convolution(x, w, bias, list(stride), list(padding), list(dilation), False, [0] * len(stride), groups)
+        if result and init and r.is_contiguous() and r.dtype == root.dtype and r.numel() == root.numel():
+            return r.view(root.shape)
         if init:
             o.copy_(r)
         else:
             o.add_(r)
+        return None
 
     @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
