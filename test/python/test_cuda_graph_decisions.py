@@ -158,3 +158,19 @@ def test_a_resized_output_drops_its_graph(monkeypatch):
     out.resize_(1 << 16)  # a new, larger storage for the graph's buffer
     del out
     assert g.call(key, plan, [x, w]) is None and g.graphs[key] is None
+
+
+def test_a_convolution_makes_an_artifact_worth_a_graph():
+    """A host program of one kernel and two library calls is below min_launches, unless a call is a
+    convolution (PyTorch's cuDNN path costs the host 50-100 us, more than min_launches launches)."""
+    from types import SimpleNamespace
+
+    def artifact(source: str) -> SimpleNamespace:
+        gpu = {"host_source": source, "launch_sites": 1, "library_calls": 2}
+        variant = SimpleNamespace(compute=SimpleNamespace(runtime=SimpleNamespace(sync=False)), keepalive={"gpu": gpu})
+        return SimpleNamespace(device="cuda", outputs=[_Out()], variants=[variant])
+
+    matmuls = "rt.library_einsum(...)\nrt.launch(...)\nrt.library_einsum(...)\n"
+    assert "fewer than 4" in CudaGraphs.eligible(artifact(matmuls), 4)
+    convs = "rt.library_conv(...)\nrt.launch(...)\n_t = rt.library_conv(...)\n"
+    assert CudaGraphs.eligible(artifact(convs), 4) is None

@@ -3,7 +3,8 @@
 
 At small sizes a GPU call is its host program: 5 to 10 us of Python per launch, library call or
 allocation (benchmarks/bench_host_primitives.py), while the kernels take a few microseconds. For an
-artifact whose host program launches at least `min_launches` kernels and library calls, the second
+artifact whose host program launches at least `min_launches` kernels and library calls (a
+convolution counts as `min_launches`: PyTorch's cuDNN call costs the host 50-100 us), the second
 call with the same input sizes (the artifact's memo key) captures the whole host program into a CUDA
 graph (torch.cuda.graph, one memory pool per artifact for the temporaries); later calls with those
 sizes copy the inputs into the graph's input buffers (one multi-tensor copy kernel a dtype,
@@ -117,7 +118,10 @@ class CudaGraphs:
             gpu = (v.keepalive or {}).get("gpu") if isinstance(v.keepalive, dict) else None
             if gpu is None or "rt.read(" in gpu["host_source"]:
                 return "the host program reads device values back"
-            launches = max(launches, gpu["launch_sites"] + gpu["library_calls"])
+            # a convolution (torch.convolution: cuDNN's plan lookup and launches) costs the host as much
+            # as min_launches launches or more: one makes the artifact worth a graph
+            convs = gpu["host_source"].count("rt.library_conv(")
+            launches = max(launches, gpu["launch_sites"] + gpu["library_calls"] + max(0, min_launches - 1) * convs)
         if launches < min_launches:
             return f"{launches} launches a call (fewer than {min_launches})"
         return None
