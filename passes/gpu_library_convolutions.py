@@ -103,10 +103,14 @@ class GpuLibraryConvolutions(SymPass):
         operands = [x, w]
         init, bias = _initialization(o, out, layout)
         if init is not None:
+            dead.append(init)
             if bias is not None:
+                half = _half_source(bias, init, ir.MemRefType(x.type).element_type)
+                if half is not None:  # a half bias converted to float32 for the accumulator: the half one
+                    bias = half[0]
+                    dead.extend(half[1])
                 operands.append(bias)
                 self.bump("biases-folded")
-            dead.append(init)
         operands.append(out)
         kind = (f"conv_{'init' if init is not None else 'acc'}_{layout}_s{_dims(strides)}_p{_dims(padding)}"
                 f"_d{_dims(dilations)}_{'b' if bias is not None else 'nb'}")
@@ -170,11 +174,38 @@ def _result_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], k
     return call.operation
 
 
+def _half_source(bias: ir.Value, init: ir.Operation, half: ir.Type) -> tuple[ir.Value, list[ir.Operation]] | None:
+    """For a float32 bias of half inputs: (the half vector it converts, the conversion and its buffer)
+    when a fresh buffer that one `arith.extf` generic fills from a 1-D half vector, read only by the
+    initialization, is the bias; else None (the runtime rounds a float32 bias to the inputs' type)."""
+    if str(ir.MemRefType(bias.type).element_type) != "f32" or str(half) not in ("bf16", "f16"):
+        return None
+    alloc = defining_op(bias)
+    if alloc is None or alloc.name != "memref.alloc":
+        return None
+    users = [use_owner(u) for u in bias.uses]
+    gens = [u for u in users if u != init]
+    if len(gens) != 1 or gens[0].name != "linalg.generic" or len(gens[0].operands) != 2 \
+            or gens[0].operands[1] != bias:
+        return None
+    g = gens[0]
+    body = [op.operation for op in g.regions[0].blocks[0].operations]
+    src = g.operands[0]
+    if len(body) != 2 or body[0].name != "arith.extf" or body[1].operands[0] != body[0].results[0] \
+            or body[0].operands[0] != g.regions[0].blocks[0].arguments[0] \
+            or str(ir.MemRefType(src.type).element_type) != str(half) or ir.MemRefType(src.type).rank != 1:
+        return None
+    return src, [g, alloc]
+
+
 def _eligible(o: ir.Operation) -> bool:
+    """Memref operands of one float type, or half inputs (bf16 / f16) with a float32 accumulator
+    (torch-mlir's half convolutions: the call computes in the half type, as eager, and its result
+    converts exactly into the float32 buffer that a rounding reads)."""
     if len(o.results) or len(o.operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in o.operands):
         return False
-    types = {str(ir.MemRefType(v.type).element_type) for v in o.operands}
-    return len(types) == 1 and types <= _ELEMENTS
+    x, w, out = (str(ir.MemRefType(v.type).element_type) for v in o.operands)
+    return (x == w == out and x in _ELEMENTS) or (x == w and x in ("bf16", "f16") and out == "f32")
 
 
 def _vector_attr(o: ir.Operation, name: str, k: int) -> list[int]:

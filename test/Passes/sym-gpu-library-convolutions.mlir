@@ -167,3 +167,34 @@ func.func @padding_under_reshapes(%x: memref<1x8x5x5xf32>, %w: memref<8x4x3x3xf3
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// bf16 inputs with a float32 accumulator (torch-mlir's half conv): the call computes in bf16 as eager
+// (its result converts exactly into the float32 buffer); the float32 copy of the bias goes, the call
+// takes the bf16 one. The buffer is fresh: the call may hand its result out as it (`_r`).
+// CHECK-LABEL: func.func @half_inputs
+// CHECK-NOT:   arith.extf
+// CHECK-NOT:   linalg.broadcast
+// CHECK:       %[[R:.*]] = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_0(%arg0, %arg1, %arg2, %[[A:.*]], %[[A]]) : ({{.*}}) -> memref<2x8x4x4xf32>
+// CHECK:       linalg.generic {{.*}} ins(%[[R]] : memref<2x8x4x4xf32>)
+#id1 = affine_map<(d0) -> (d0)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @half_inputs(%x: memref<2x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %b: memref<8xbf16>, %out: memref<2x8x4x4xbf16>) -> i32 {
+  %acc = memref.alloc() : memref<2x8x4x4xf32>
+  %b32 = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%b : memref<8xbf16>) outs(%b32 : memref<8xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  }
+  linalg.broadcast ins(%b32 : memref<8xf32>) outs(%acc : memref<2x8x4x4xf32>) dimensions = [0, 2, 3]
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x4x6x6xbf16>, memref<8x4x3x3xbf16>) outs(%acc : memref<2x8x4x4xf32>)
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%acc : memref<2x8x4x4xf32>) outs(%out : memref<2x8x4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

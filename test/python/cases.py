@@ -666,6 +666,10 @@ def _half_mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16)).to(torch.bfloat16)
 
 
+def _half_conv() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, groups=4)).to(torch.bfloat16)
+
+
 def _half_attention(q, k):
     return torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1) @ k
 
@@ -683,6 +687,9 @@ add(Case("bf16_constant", _fn(_half_constant), lambda n: (randn(n, n, 4, dtype=t
 add(Case("constant_vector", _fn(_constant_vector), lambda n: (randn(n, n, 4),)))
 add(Case("bf16_mlp", _module(_half_mlp), lambda n: (randn(n, n, 16, dtype=torch.bfloat16),),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
+# half convolutions: on the GPU, torch.convolution of the half buffers (a float32 accumulator in linalg)
+add(Case("bf16_conv", _module(_half_conv), lambda n: (randn(n, 2, 4, n + 3, n + 5, dtype=torch.bfloat16),),
+         sizes=(5, 8), atol=3e-2, rtol=2e-2, tags=("bf16",)))
 add(Case("bf16_attention", _fn(_half_attention),
          lambda n: (randn(n, 2, n, 16, dtype=torch.bfloat16), randn(n, 2, n, 16, dtype=torch.bfloat16, salt=1)),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))

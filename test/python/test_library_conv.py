@@ -80,3 +80,17 @@ def test_result_handed_out_as_the_buffer():
     assert Runtime.library_conv(True, "grouped", (1, 1), (1, 1), (1, 1), True, True, xl, w.view(2, 4, 2, 3, 3), b,
                                 buf2.view(2, 2, 4, 6, 6), buf2) is None
     torch.testing.assert_close(buf2, want)
+
+
+def test_half_inputs_into_a_float32_accumulator():
+    """bf16 inputs with a float32 output buffer (torch-mlir's half conv): the call computes in bf16 as
+    eager (a float32 bias rounded to bf16, exact for the bf16 bias it was made from) and converts the
+    result into the buffer; it is not handed out (another dtype)."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 4, 6, 6, generator=g).bfloat16()
+    w = torch.randn(8, 4, 3, 3, generator=g).bfloat16()
+    b = torch.randn(8, generator=g).bfloat16()
+    want = F.conv2d(x, w, b, padding=1)
+    out = torch.empty(want.shape, dtype=torch.float32)
+    assert Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), True, True, x, w, b.float(), out, out) is None
+    assert torch.equal(out.bfloat16(), want)

@@ -626,6 +626,8 @@ class Runtime:
         elif layout == "depthwise":
             groups = x.shape[1]
             w = w.unsqueeze(1)
+        if bias is not None and bias.dtype != x.dtype:  # a float32 bias of half inputs (exact: it was one)
+            bias = bias.to(x.dtype)
         r = torch.convolution(x, w, bias, list(stride), list(padding), list(dilation), False, [0] * len(stride), groups)
         if result and init and r.is_contiguous() and r.dtype == root.dtype and r.numel() == root.numel():
             return r.view(root.shape)
