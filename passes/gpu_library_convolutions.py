@@ -102,6 +102,8 @@ class GpuLibraryConvolutions(SymPass):
             self.bump("paddings-folded")
         operands = [x, w]
         init, bias = _initialization(o, out, layout)
+        if bias is not None and not _unwritten_between(bias, init, o):
+            init = bias = None  # the call would read a later value: accumulate onto the initialization
         if init is not None:
             dead.append(init)
             if bias is not None:
@@ -122,10 +124,8 @@ class GpuLibraryConvolutions(SymPass):
             call = _result_call(module, o, decls, kind, operands, root.type)
             for u in list(root.uses):
                 user = use_owner(u)
-                top = user
-                while top.block != call.block:
-                    top = top.parent
-                if top != call and _before(call, top):
+                top = _ancestor_in(user, call.block)  # in the block or nested in it (_fresh_root checked)
+                if top is not None and top != call and _before(call, top):
                     user.operands[u.operand_number] = call.results[0]
             self.bump("results-handed-out")
         for d in dead:  # the padding's buffer and the initialization, now that nothing reads them
@@ -144,9 +144,9 @@ def _fresh_root(out: ir.Value, conv: ir.Operation, init: ir.Operation) -> ir.Val
     views = set(_whole_views(out))
     for u in root.uses:
         user = use_owner(u)
-        top = user
-        while top.block != conv.block:
-            top = top.parent
+        top = _ancestor_in(user, conv.block)
+        if top is None:  # used in another block of the function (after sym-assert-to-status' branches)
+            return None
         if top in (conv, init) or not _before(top, conv):
             continue
         if user.name in ("memref.expand_shape", "memref.collapse_shape") and user.results[0] in views \
@@ -154,6 +154,17 @@ def _fresh_root(out: ir.Value, conv: ir.Operation, init: ir.Operation) -> ir.Val
             continue
         return None
     return root
+
+
+def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """`op` or the op enclosing it that is in `block`; None when it is in none (another block of the
+    function)."""
+    while op.block != block:
+        parent = op.parent
+        if parent is None or parent.name in ("func.func", "builtin.module"):
+            return None
+        op = parent
+    return op
 
 
 def _result_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
@@ -189,13 +200,26 @@ def _half_source(bias: ir.Value, init: ir.Operation, half: ir.Type) -> tuple[ir.
             or gens[0].operands[1] != bias:
         return None
     g = gens[0]
+    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    if maps != [str(ir.AffineMap.get_identity(1))] * 2 or ir.MemRefType(g.operands[0].type).shape != \
+            ir.MemRefType(bias.type).shape:
+        return None
     body = [op.operation for op in g.regions[0].blocks[0].operations]
     src = g.operands[0]
     if len(body) != 2 or body[0].name != "arith.extf" or body[1].operands[0] != body[0].results[0] \
             or body[0].operands[0] != g.regions[0].blocks[0].arguments[0] \
             or str(ir.MemRefType(src.type).element_type) != str(half) or ir.MemRefType(src.type).rank != 1:
         return None
+    if not _unwritten_between(src, g, init):
+        return None
     return src, [g, alloc]
+
+
+def _unwritten_between(v: ir.Value, a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether no op between `a` and `b` (one block) writes the buffer `v` views."""
+    between = _ops_between(a, b)
+    root = root_buffer(v)
+    return between is not None and all(_writes_elsewhere(op, root) for op in between)
 
 
 def _eligible(o: ir.Operation) -> bool:
@@ -262,11 +286,12 @@ def _zero_padding(conv: ir.Operation, x: ir.Value, k: int, via: ir.Operation | N
 
 
 def _keeps_window_dims(view: ir.Operation, k: int) -> bool:
-    """Whether an expand/collapse_shape leaves the last k (window) dims alone: singleton groups."""
+    """Whether an expand/collapse_shape only splits / merges the channels: [[0], [1, 2], [3], ...]
+    with the k window dims last."""
     if view.name not in ("memref.expand_shape", "memref.collapse_shape"):
         return False
     groups = [[int(ir.IntegerAttr(i).value) for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(view.attributes["reassociation"])]
-    return len(groups) > k and all(len(g) == 1 for g in groups[len(groups) - k:])
+    return groups == [[0], [1, 2]] + [[3 + d] for d in range(k)]
 
 
 def _collapsed_type(v: ir.Value, collapse: ir.Operation) -> ir.MemRefType:
@@ -399,14 +424,22 @@ def _initialization(conv: ir.Operation, out: ir.Value, layout: str) -> tuple[ir.
         dims = list(ir.DenseI64ArrayAttr(cur.attributes["dimensions"]))
         bias = cur.operands[0]
         kept = [d for d in range(out_rank) if d not in dims]
-        if ir.MemRefType(bias.type).rank == 1 and kept == [1]:
-            return cur, bias
+        if ir.MemRefType(bias.type).rank == 1 and kept == [1] and _channels(cur.operands[1]) is not None \
+                and ir.MemRefType(bias.type).shape[0] == _channels(cur.operands[1]) and out_rank == \
+                ir.MemRefType(root_buffer(out).type).rank and (layout != "grouped" or out_rank != ir.MemRefType(out.type).rank):
+            return cur, bias  # a vector of the channels (for the grouped layout: into the [N, C, ...] buffer)
         return None, None
     if cur.name == "linalg.generic":
         bias = _bias_generic(cur, views, channel_dims)
         if bias is not None:
             return cur, bias
     return None, None
+
+
+def _channels(buf: ir.Value) -> int | None:
+    """The static channel count (dim 1) of an [N, C, ...] buffer."""
+    c = ir.MemRefType(buf.type).shape[1]
+    return c if c >= 0 else None
 
 
 def _bias_generic(g: ir.Operation, views: list[ir.Value], channel_dims: list[int]) -> ir.Value | None:

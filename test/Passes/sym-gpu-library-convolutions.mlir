@@ -198,3 +198,117 @@ func.func @half_inputs(%x: memref<2x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %b: m
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// Review regressions. The buffer is read in another block (sym-assert-to-status' branches): no
+// hand-out (it crashed walking up past the function).
+// CHECK-LABEL: func.func @multiblock
+// CHECK:       call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_0(%arg0, %arg1, %alloc) :
+// CHECK:       memref.copy %alloc, %arg2
+func.func @multiblock(%x: memref<1x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %res: memref<1x4x4x4xf32>, %c: i1) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  %out = memref.alloc() : memref<1x4x4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<1x4x4x4xf32>)
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x3x6x6xf32>, memref<4x3x3x3xf32>) outs(%out : memref<1x4x4x4xf32>)
+  cf.cond_br %c, ^bb1, ^bb2
+^bb1:
+  memref.copy %out, %res : memref<1x4x4x4xf32> to memref<1x4x4x4xf32>
+  cf.br ^bb2
+^bb2:
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// The bias buffer is overwritten between its broadcast and the conv: no fold, the call accumulates.
+// CHECK-LABEL: func.func @bias_written
+// CHECK:       linalg.broadcast
+// CHECK:       call @__sym_conv_acc_plain_s1x1_p0x0_d1x1_nb_0
+func.func @bias_written(%x: memref<1x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %b: memref<4xf32>, %out: memref<1x4x4x4xf32>) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  %b2 = memref.alloc() : memref<4xf32>
+  memref.copy %b, %b2 : memref<4xf32> to memref<4xf32>
+  linalg.broadcast ins(%b2 : memref<4xf32>) outs(%out : memref<1x4x4x4xf32>) dimensions = [0, 2, 3]
+  linalg.fill ins(%zero : f32) outs(%b2 : memref<4xf32>)
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x3x6x6xf32>, memref<4x3x3x3xf32>) outs(%out : memref<1x4x4x4xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// A per-group vector broadcast into the grouped view is not a per-channel bias: no fold.
+// CHECK-LABEL: func.func @group_bias
+// CHECK:       linalg.broadcast
+// CHECK:       call @__sym_conv_acc_grouped_s1x1_p0x0_d1x1_nb_0
+func.func @group_bias(%x: memref<1x2x4x5x5xf32>, %w: memref<2x3x4x3x3xf32>, %b: memref<2xf32>, %out: memref<1x2x3x3x3xf32>) -> i32 {
+  linalg.broadcast ins(%b : memref<2xf32>) outs(%out : memref<1x2x3x3x3xf32>) dimensions = [0, 2, 3, 4]
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : memref<1x2x4x5x5xf32>, memref<2x3x4x3x3xf32>) outs(%out : memref<1x2x3x3x3xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// A view of the padded buffer that splits the batch dim, not the channels: the padding stays.
+// CHECK-LABEL: func.func @batch_split
+// CHECK:       linalg.fill
+// CHECK:       call @__sym_conv_acc_grouped_s1x1_p0x0_d1x1_nb_0(%expand_shape, %arg1, %arg2)
+func.func @batch_split(%x: memref<4x4x5x5xf32>, %w: memref<2x3x4x3x3xf32>, %out: memref<2x2x3x5x5xf32>) -> i32 {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4x4x7x7xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<4x4x7x7xf32>)
+  %sv = memref.subview %p[0, 0, 1, 1] [4, 4, 5, 5] [1, 1, 1, 1] : memref<4x4x7x7xf32> to memref<4x4x5x5xf32, strided<[196, 49, 7, 1], offset: 8>>
+  memref.copy %x, %sv : memref<4x4x5x5xf32> to memref<4x4x5x5xf32, strided<[196, 49, 7, 1], offset: 8>>
+  %p5 = memref.expand_shape %p [[0, 1], [2], [3], [4]] output_shape [2, 2, 4, 7, 7] : memref<4x4x7x7xf32> into memref<2x2x4x7x7xf32>
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p5, %w : memref<2x2x4x7x7xf32>, memref<2x3x4x3x3xf32>) outs(%out : memref<2x2x3x5x5xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// The bf16 source of the bias is overwritten after its float32 copy: the call takes the copy.
+// CHECK-LABEL: func.func @half_bias_written
+// CHECK:       arith.extf
+// CHECK:       call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_0(%arg0, %arg1, %[[B32:.*]], %arg3) : ({{.*}}, memref<8xf32>, memref<2x8x4x4xf32>)
+#idh = affine_map<(d0) -> (d0)>
+func.func @half_bias_written(%x: memref<2x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %b: memref<8xbf16>, %out: memref<2x8x4x4xf32>) -> i32 {
+  %z = arith.constant 0.0 : bf16
+  %bb = memref.alloc() : memref<8xbf16>
+  memref.copy %b, %bb : memref<8xbf16> to memref<8xbf16>
+  %b32 = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#idh, #idh], iterator_types = ["parallel"]} ins(%bb : memref<8xbf16>) outs(%b32 : memref<8xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  }
+  linalg.fill ins(%z : bf16) outs(%bb : memref<8xbf16>)
+  linalg.broadcast ins(%b32 : memref<8xf32>) outs(%out : memref<2x8x4x4xf32>) dimensions = [0, 2, 3]
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x4x6x6xbf16>, memref<8x4x3x3xbf16>) outs(%out : memref<2x8x4x4xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
+
+// -----
+
+// A float32 bias converted from a permuted bf16 vector is not that vector: the call takes the copy.
+// CHECK-LABEL: func.func @half_bias_reversed
+// CHECK:       arith.extf
+// CHECK:       call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_0(%arg0, %arg1, %alloc, %arg3)
+#rev = affine_map<(d0) -> (-d0 + 7)>
+#idr = affine_map<(d0) -> (d0)>
+func.func @half_bias_reversed(%x: memref<2x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %b: memref<8xbf16>, %out: memref<2x8x4x4xf32>) -> i32 {
+  %b32 = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#rev, #idr], iterator_types = ["parallel"]} ins(%b : memref<8xbf16>) outs(%b32 : memref<8xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  }
+  linalg.broadcast ins(%b32 : memref<8xf32>) outs(%out : memref<2x8x4x4xf32>) dimensions = [0, 2, 3]
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x4x6x6xbf16>, memref<8x4x3x3xbf16>) outs(%out : memref<2x8x4x4xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

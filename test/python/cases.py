@@ -71,6 +71,20 @@ def _module(make: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     return build
 
 
+class _ConvThenLinear(nn.Module):
+    """A conv whose output a linear layer reads (its size check splits the compute into blocks) and
+    a second output reads too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        y = self.c(x)
+        return self.fc(y.flatten(1)), y * 2
+
+
 class _Conv3dThenTransposed(nn.Module):
     """A 3-d convolution and a transposed 2-d one (upsampling by 2) on two inputs."""
 
@@ -335,6 +349,8 @@ add(Case("conv2d_layouts", _module(lambda: nn.Sequential(
     nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2),
     nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8), nn.Conv2d(8, 4, 1, bias=False))),
     lambda n: (randn(n, 2, 3, n + 3, n + 5),), sizes=(5, 8, 17), atol=1e-4, rtol=1e-4))
+add(Case("conv_then_linear", _module(lambda: _ConvThenLinear()), lambda n: (randn(n, n + 1, 3, 8, 8),), sizes=(3, 6, 12),
+         atol=1e-4, rtol=1e-4))
 add(Case("conv1d_grouped_dilated", _module(lambda: nn.Conv1d(4, 8, 3, padding=2, dilation=2, groups=2)),
          lambda n: (randn(n, 3, 4, n + 6),), atol=1e-4, rtol=1e-4))
 add(Case("conv3d_transposed2d", _module(lambda: _Conv3dThenTransposed()),
