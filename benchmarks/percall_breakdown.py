@@ -106,14 +106,9 @@ def profile_calls(fn, n: int) -> None:
     print(buf.getvalue())
 
 
-def case_breakdown(case: str, shape: tuple, dtype: torch.dtype, profile: int) -> dict:
-    """The layers of a call of a bench_overhead.py case: eager, the compiled calls, our direct callable,
-    its general path, Dynamo's wrapper of it, the artifact."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_overhead import CASES, inputs
-
-    fn0 = CASES[case][0]
-    args = inputs(case, shape, DEV, dtype)
+def compile_each(fn0, args: tuple) -> tuple[dict, list]:
+    """fn0 compiled by the eager, inductor and mlir_sym backends (a copy of it each: its own Dynamo
+    cache), called once with args; and what our backend returned to Dynamo (its direct callables)."""
     returned = []
     direct = backend._direct
 
@@ -126,9 +121,22 @@ def case_breakdown(case: str, shape: tuple, dtype: torch.dtype, profile: int) ->
     torch._dynamo.reset()
     compiled = {}
     for be in ("eager", "inductor", "mlir_sym"):
-        fn = types.FunctionType(fn0.__code__.replace(co_name=f"{case}_{be}"), fn0.__globals__, f"{case}_{be}")
+        name = f"{fn0.__name__}_{be}"
+        fn = types.FunctionType(fn0.__code__.replace(co_name=name), fn0.__globals__, name)
         compiled[be] = torch.compile(fn, backend=be, dynamic=True)
         compiled[be](*args)
+    return compiled, returned
+
+
+def case_breakdown(case: str, shape: tuple, dtype: torch.dtype, profile: int) -> dict:
+    """The layers of a call of a bench_overhead.py case: eager, the compiled calls, our direct callable,
+    its general path, Dynamo's wrapper of it, the artifact."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_overhead import CASES, inputs
+
+    fn0 = CASES[case][0]
+    args = inputs(case, shape, DEV, dtype)
+    compiled, returned = compile_each(fn0, args)
     out = interleaved({"eager": lambda: fn0(*args), **{f"compiled_{be}": (lambda cf=cf: cf(*args))
                                                         for be, cf in compiled.items()}})
     call_args, wrapped = recorded_call(fn0.__globals__, compiled["mlir_sym"], args)
@@ -152,21 +160,7 @@ def case_breakdown(case: str, shape: tuple, dtype: torch.dtype, profile: int) ->
 
 def tiny_breakdown(profile: int = 0) -> dict:
     x = torch.randn(64, device=DEV)
-    returned = []  # what our backend returns to Dynamo
-    direct = backend._direct
-
-    def spy(*a):
-        c = direct(*a)
-        returned.append(c)
-        return c
-
-    backend._direct = spy
-    torch._dynamo.reset()
-    compiled = {}
-    for be in ("eager", "inductor", "mlir_sym"):  # a copy of `tiny` each: its own Dynamo cache
-        fn = types.FunctionType(tiny.__code__.replace(co_name=f"tiny_{be}"), tiny.__globals__, f"tiny_{be}")
-        cf = compiled[be] = torch.compile(fn, backend=be, dynamic=True)
-        cf(x)
+    compiled, returned = compile_each(tiny, (x,))
     out = interleaved({"eager": lambda: tiny(x), **{f"compiled_{be}": (lambda cf=cf: cf(x)) for be, cf in compiled.items()}})
     cf = compiled["mlir_sym"]
     with torch.no_grad():

@@ -178,21 +178,22 @@ class GpuLibraryCalls(SymPass):
 
     @staticmethod
     def _library_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
-                      operands: list[ir.Value] | None = None) -> None:
-        """Replace `o` by a call of the runtime's `kind` on `operands` (default: its own), with one
-        private declaration per kind and signature."""
+                      operands: list[ir.Value] | None = None, results: list[ir.Type] = ()) -> ir.Operation:
+        """Replace `o` by a call of the runtime's `kind` on `operands` (default: its own) returning
+        `results`, with one private declaration per kind and signature; the call."""
         operands = list(o.operands) if operands is None else operands
-        types = [v.type for v in operands]
-        sig = f"{kind}:{','.join(str(t) for t in types)}"
+        types, results = [v.type for v in operands], list(results)
+        sig = f"{kind}:{','.join(str(t) for t in types)}->{','.join(str(t) for t in results)}"
         if sig not in decls:
             name = f"__sym_{kind}_{len(decls)}"
             decls[sig] = name
             with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
-                f = func_d.FuncOp(name, ir.FunctionType.get(types, []), visibility="private")
+                f = func_d.FuncOp(name, ir.FunctionType.get(types, results), visibility="private")
                 f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
         with ir.InsertionPoint(o), o.location:
-            func_d.CallOp([], ir.FlatSymbolRefAttr.get(decls[sig]), operands)
+            call = func_d.CallOp(results, ir.FlatSymbolRefAttr.get(decls[sig]), operands)
         o.erase()
+        return call.operation
 
     def _untranspose(self, mm: ir.Operation, v: ir.Value) -> ir.Value:
         """`v` itself, or, when `v` is a buffer that only a `linalg.transpose` of the last two dims of a

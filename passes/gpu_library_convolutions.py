@@ -34,7 +34,6 @@ from __future__ import annotations
 import re
 
 from torch_mlir import ir
-from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.passes._compute_common import constant_value, defining_op, root_buffer, use_owner
@@ -121,7 +120,7 @@ class GpuLibraryConvolutions(SymPass):
             GpuLibraryCalls._library_call(module, o, decls, kind, operands)
         else:  # PyTorch's result becomes the buffer: what reads the buffer after the call reads the call's result
             operands.append(root)
-            call = _result_call(module, o, decls, kind, operands, root.type)
+            call = GpuLibraryCalls._library_call(module, o, decls, kind + "_r", operands, [root.type])
             for u in list(root.uses):
                 user = use_owner(u)
                 top = _ancestor_in(user, call.block)  # in the block or nested in it (_fresh_root checked)
@@ -165,24 +164,6 @@ def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
             return None
         op = parent
     return op
-
-
-def _result_call(module: ir.Operation, o: ir.Operation, decls: dict[str, str], kind: str,
-                 operands: list[ir.Value], result: ir.Type) -> ir.Operation:
-    """Replace `o` by `%r = call @__sym_<kind>_r_<n>(operands...)` returning `result` (the buffer's
-    type), one private declaration per kind and signature."""
-    types = [v.type for v in operands]
-    sig = f"{kind}_r:{','.join(str(t) for t in types)}->{result}"
-    if sig not in decls:
-        name = f"__sym_{kind}_r_{len(decls)}"
-        decls[sig] = name
-        with ir.InsertionPoint(module.regions[0].blocks[0]), o.location:
-            f = func_d.FuncOp(name, ir.FunctionType.get(types, [result]), visibility="private")
-            f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind + "_r")
-    with ir.InsertionPoint(o), o.location:
-        call = func_d.CallOp([result], ir.FlatSymbolRefAttr.get(decls[sig]), operands)
-    o.erase()
-    return call.operation
 
 
 def _half_source(bias: ir.Value, init: ir.Operation, half: ir.Type) -> tuple[ir.Value, list[ir.Operation]] | None:
