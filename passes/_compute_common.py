@@ -183,3 +183,38 @@ def new_generic(before: ir.Operation, results: list, ins: list, outs: list, maps
                 "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(ins), len(outs)]),
             },
             regions=1)
+
+
+def before(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` (both in one block)."""
+    for o in a.block.operations:
+        if o.operation == a:
+            return True
+        if o.operation == b:
+            return False
+    return False
+
+
+def ops_between(a: ir.Operation, b: ir.Operation) -> list[ir.Operation] | None:
+    """The ops strictly between `a` and `b` of one block; None unless `b` comes after `a`."""
+    out, inside = [], False
+    for o in a.block.operations:
+        o = o.operation
+        if o == b:
+            return out if inside else None
+        if inside:
+            out.append(o)
+        inside = inside or o == a
+    return None
+
+
+def ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """The op of `block` that is `op` or contains it; None when `op` is outside the block (another
+    block of the function)."""
+    while True:
+        if op.block == block:
+            return op
+        parent = op.parent
+        if parent is None or parent.name in ("func.func", "builtin.module"):
+            return None
+        op = parent

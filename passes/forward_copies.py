@@ -38,6 +38,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import memref
 
+from mlir_sym.passes._compute_common import ancestor_in
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -84,15 +85,6 @@ def _copies_itself(copy: ir.Operation) -> bool:
     return _uncast(copy.operands[0]) == _uncast(copy.operands[1])
 
 
-def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
-    """The op of `block` that is `op` or contains it; None when `op` is outside the block."""
-    while True:
-        if op.block == block:
-            return op
-        parent = op.parent
-        if parent is None or parent.name in ("func.func", "builtin.module"):
-            return None
-        op = parent
 
 
 @register
@@ -151,7 +143,7 @@ class ForwardCopies(SymPass):
                 continue
             if reshape is not None and user == reshape:
                 continue
-            top = _ancestor_in(user, block)
+            top = ancestor_in(user, block)
             if top is None or pos[top] >= at:
                 return False  # read or written after the copy
             if not _plain_access(user):
@@ -160,7 +152,7 @@ class ForwardCopies(SymPass):
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user == copy:
                 continue
-            top = _ancestor_in(user, block)
+            top = ancestor_in(user, block)
             if top is None or pos[top] <= at:
                 return False  # %b is used before the copy
         if b_alloc is not None:
@@ -170,7 +162,7 @@ class ForwardCopies(SymPass):
                 if isinstance(owner, ir.Block):
                     continue
                 d = owner.operation if hasattr(owner, "operation") else owner
-                top = _ancestor_in(d, block)
+                top = ancestor_in(d, block)
                 if top is not None and pos[top] >= start:
                     return False
             b_alloc.move_before(a_alloc)

@@ -53,7 +53,8 @@ from torch_mlir.dialects import memref as memref_d
 from torch_mlir.dialects import scf as scf_d
 
 from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, clone_remapped, defining_op, dim_or_zero,
-                                             indexing_maps, ops_named, root_buffer, transpose_view, use_owner,
+                                             indexing_maps, ops_between, ops_named, root_buffer, transpose_view, use_owner,
+                                             before,
                                              walk_ops)
 from mlir_sym.passes.registry import SymPass, located_error, register
 
@@ -577,11 +578,11 @@ class GpuAttention(SymPass):
         if ddef is None or ddef.block != at.block or not (
                 ddef.name == "memref.alloc" or _reshaped_argument(ddef)):
             return out  # a fresh buffer, or the function's output seen in the attention's shape
-        if not _before(ddef, at):  # the transpose's buffer is allocated after: allocate it here
-            if any(defining_op(x) is not None and not _before(defining_op(x), at) for x in ddef.operands):
+        if not before(ddef, at):  # the transpose's buffer is allocated after: allocate it here
+            if any(defining_op(x) is not None and not before(defining_op(x), at) for x in ddef.operands):
                 return out
             ddef.move_before(at)
-        if any(root_buffer(x) == dst for o in _between(at, tr[0]) for x in o.operands):
+        if any(root_buffer(x) == dst for o in (ops_between(at, tr[0]) or []) for x in o.operands):
             return out
         view = transpose_view(dst, _inverse(_permutation(tr[0])), at)
         if view is None:
@@ -707,7 +708,7 @@ class GpuAttention(SymPass):
         users = _uses(q, casts)
         writers = [o for o, n in users if o.name == "linalg.generic" and
                    n >= list(ir.DenseI32ArrayAttr(o.attributes["operandSegmentSizes"]))[0]]
-        if casts or len(writers) != 1 or writers[0].block != att.block or not _before(writers[0], att) \
+        if casts or len(writers) != 1 or writers[0].block != att.block or not before(writers[0], att) \
                 or any(o not in (att, writers[0]) and o.name != "memref.dealloc" for o, _ in users) \
                 or [n for o, n in users if o == att] != [0]:  # q is also k or v: keep it
             return q
@@ -764,7 +765,7 @@ class GpuAttention(SymPass):
                 o = use_owner(u)
                 while o.block != att.block:
                     o = o.parent
-                if o != branch.operation and _before(branch.operation, o):
+                if o != branch.operation and before(branch.operation, o):
                     use_owner(u).operands[u.operand_number] = branch.results[0]
             self.bump("library-results-in-place")
         self.bump("library-branches")
@@ -808,7 +809,7 @@ def _fresh_root(out: ir.Value, att: ir.Operation) -> ir.Value | None:
         user = use_owner(u)
         while user.block != att.block:
             user = user.parent
-        if user != o and user != att and _before(user, att):
+        if user != o and user != att and before(user, att):
             return None
     return root
 
@@ -860,26 +861,3 @@ def _broadcast_shape_mask(g: ir.Operation, m: ir.Value, sizes: list[ir.Value], e
             ninf = arith_d.ConstantOp(elem, ir.FloatAttr.get(elem, float("-inf"))).result
             yld.operands[0] = arith_d.SelectOp(yld.operands[0], zero, ninf).result
     return buf
-
-
-def _between(a: ir.Operation, b: ir.Operation) -> list[ir.Operation]:
-    """The ops strictly between `a` and `b` of one block."""
-    out, inside = [], False
-    for o in a.block.operations:
-        o = o.operation
-        if o == b:
-            break
-        if inside:
-            out.append(o)
-        inside = inside or o == a
-    return out
-
-
-def _before(a: ir.Operation, b: ir.Operation) -> bool:
-    """Whether `a` comes before `b` (both in one block)."""
-    for o in a.block.operations:
-        if o.operation == a:
-            return True
-        if o.operation == b:
-            return False
-    return False

@@ -36,7 +36,8 @@ import re
 from torch_mlir import ir
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import constant_value, defining_op, root_buffer, use_owner
+from mlir_sym.passes._compute_common import (ancestor_in, before, constant_value, defining_op, ops_between,
+                                               root_buffer, use_owner)
 from mlir_sym.passes.gpu_library_calls import GpuLibraryCalls, _is_zero, _previous_op, _whole_views
 from mlir_sym.passes.registry import SymPass, register
 
@@ -123,8 +124,8 @@ class GpuLibraryConvolutions(SymPass):
             call = GpuLibraryCalls._library_call(module, o, decls, kind + "_r", operands, [root.type])
             for u in list(root.uses):
                 user = use_owner(u)
-                top = _ancestor_in(user, call.block)  # in the block or nested in it (_fresh_root checked)
-                if top is not None and top != call and _before(call, top):
+                top = ancestor_in(user, call.block)  # in the block or nested in it (_fresh_root checked)
+                if top is not None and top != call and before(call, top):
                     user.operands[u.operand_number] = call.results[0]
             self.bump("results-handed-out")
         for d in dead:  # the padding's buffer and the initialization, now that nothing reads them
@@ -143,10 +144,10 @@ def _fresh_root(out: ir.Value, conv: ir.Operation, init: ir.Operation) -> ir.Val
     views = set(_whole_views(out))
     for u in root.uses:
         user = use_owner(u)
-        top = _ancestor_in(user, conv.block)
+        top = ancestor_in(user, conv.block)
         if top is None:  # used in another block of the function (after sym-assert-to-status' branches)
             return None
-        if top in (conv, init) or not _before(top, conv):
+        if top in (conv, init) or not before(top, conv):
             continue
         if user.name in ("memref.expand_shape", "memref.collapse_shape") and user.results[0] in views \
                 and all(use_owner(v) in (conv, init) for v in user.results[0].uses):
@@ -155,15 +156,6 @@ def _fresh_root(out: ir.Value, conv: ir.Operation, init: ir.Operation) -> ir.Val
     return root
 
 
-def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
-    """`op` or the op enclosing it that is in `block`; None when it is in none (another block of the
-    function)."""
-    while op.block != block:
-        parent = op.parent
-        if parent is None or parent.name in ("func.func", "builtin.module"):
-            return None
-        op = parent
-    return op
 
 
 def _half_source(bias: ir.Value, init: ir.Operation, half: ir.Type) -> tuple[ir.Value, list[ir.Operation]] | None:
@@ -198,7 +190,7 @@ def _half_source(bias: ir.Value, init: ir.Operation, half: ir.Type) -> tuple[ir.
 
 def _unwritten_between(v: ir.Value, a: ir.Operation, b: ir.Operation) -> bool:
     """Whether no op between `a` and `b` (one block) writes the buffer `v` views."""
-    between = _ops_between(a, b)
+    between = ops_between(a, b)
     root = root_buffer(v)
     return between is not None and all(_writes_elsewhere(op, root) for op in between)
 
@@ -248,7 +240,7 @@ def _zero_padding(conv: ir.Operation, x: ir.Value, k: int, via: ir.Operation | N
         return None
     copy = users[0]
     src = copy.operands[0]
-    if not (fill.block == copy.block == conv.block and _before(fill, copy) and _before(copy, conv)):
+    if not (fill.block == copy.block == conv.block and before(fill, copy) and before(copy, conv)):
         return None
     src_t, pad_t = ir.MemRefType(src.type), ir.MemRefType(x.type)
     rank = pad_t.rank
@@ -259,7 +251,7 @@ def _zero_padding(conv: ir.Operation, x: ir.Value, k: int, via: ir.Operation | N
     padding = offsets[rank - k:]
     if not _same_sizes(subview, src) or not _grown_by(alloc, pad_t, src, src_t, padding, rank - k):
         return None
-    between = _ops_between(copy, conv)
+    between = ops_between(copy, conv)
     root = root_buffer(src)
     if between is None or not all(_writes_elsewhere(b, root) for b in between):
         return None  # the source may change between the copy and the convolution
@@ -472,25 +464,3 @@ def _writes_elsewhere(op: ir.Operation, root: ir.Value) -> bool:
         if r == root or not (a is None or a.name == "memref.alloc"):
             return False
     return True
-
-
-def _before(a: ir.Operation, b: ir.Operation) -> bool:
-    for child in a.block.operations:
-        if child.operation == a:
-            return True
-        if child.operation == b:
-            return False
-    return False
-
-
-def _ops_between(a: ir.Operation, b: ir.Operation) -> list[ir.Operation] | None:
-    out, inside = [], False
-    for child in a.block.operations:
-        c = child.operation
-        if c == b:
-            return out if inside else None
-        if inside:
-            out.append(c)
-        if c == a:
-            inside = True
-    return None
