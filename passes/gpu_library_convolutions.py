@@ -14,7 +14,8 @@ semantics). Folded into the call when found:
   each window dim: the call reads the source with padding p, and the buffer, its fill and copy go;
 - the output's initialization, right before the call (only view, size and allocation ops between):
   a zero fill (`init`, no bias) or a broadcast of a bias vector along the channel dim(s) (`init`
-  with the bias; torch.convolution adds it as eager does).
+  with the bias; torch.convolution adds it as eager does), for half inputs also one that converts a
+  bias of the inputs' type to the float32 accumulator (the call takes the half bias).
 Transposed convolutions reach this as plain ones over an upsampled input; grouped 1-D / 3-D
 convolutions, which torch-mlir writes as generics, and convolutions of other element types or
 mixed types stay loops.
@@ -403,7 +404,7 @@ def _initialization(conv: ir.Operation, out: ir.Value, layout: str) -> tuple[ir.
             return cur, bias  # a vector of the channels (for the grouped layout: into the [N, C, ...] buffer)
         return None, None
     if cur.name == "linalg.generic":
-        bias = _bias_generic(cur, views, channel_dims)
+        bias = _bias_generic(cur, views, channel_dims, str(ir.MemRefType(conv.operands[0].type).element_type))
         if bias is not None:
             return cur, bias
     return None, None
@@ -415,9 +416,10 @@ def _channels(buf: ir.Value) -> int | None:
     return c if c >= 0 else None
 
 
-def _bias_generic(g: ir.Operation, views: list[ir.Value], channel_dims: list[int]) -> ir.Value | None:
+def _bias_generic(g: ir.Operation, views: list[ir.Value], channel_dims: list[int], half: str) -> ir.Value | None:
     """The 1-D bias a `linalg.generic` copies into all of one of `views` along the channel dim(s)
-    (its input indexed by exactly those dims: a bias vector, or its [G, F/G] expand), else None."""
+    (its input indexed by exactly those dims: a bias vector, or its [G, F/G] expand), else None. With
+    half inputs (`half`, their element type) the copy may convert a bias of that type to float32."""
     n_in = ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
     if n_in != 1 or len(g.operands) != 2 or not any(g.operands[1] == v for v in views):
         return None
@@ -429,10 +431,14 @@ def _bias_generic(g: ir.Operation, views: list[ir.Value], channel_dims: list[int
     res = [str(e) for e in maps[0].results]
     if res != [f"d{d}" for d in channel_dims]:
         return None
-    body = list(g.regions[0].blocks[0].operations)
-    if len(body) != 1 or body[0].operation.operands[0] != g.regions[0].blocks[0].arguments[0]:
-        return None
+    body = [o.operation for o in g.regions[0].blocks[0].operations]
+    arg = g.regions[0].blocks[0].arguments[0]
     bias = g.operands[0]
+    if len(body) == 2 and body[0].name == "arith.extf" and body[0].operands[0] == arg \
+            and body[1].operands[0] == body[0].results[0] and str(ir.MemRefType(bias.type).element_type) == half:
+        pass  # a half bias converted into the float32 accumulator of half inputs (exact)
+    elif len(body) != 1 or body[0].operands[0] != arg:
+        return None
     if ir.MemRefType(bias.type).rank == 1:
         return bias
     ex = defining_op(bias)  # the grouped layout's [G, F/G] view of the bias vector

@@ -1,5 +1,5 @@
-"""Let a library contraction write its half-precision result itself instead of a float32 buffer that a
-kernel of its own then rounds.
+"""Let a library contraction or convolution write its half-precision result itself instead of a
+float32 buffer that a kernel of its own then rounds.
 
 A bf16 product that nothing fuses with is still computed "in opmath": sym-matmul-half-operands and
 sym-gpu-library-calls multiply the bf16 operands into a float32 buffer (cuBLAS accumulates in
@@ -21,6 +21,17 @@ the half buffer is one of the call's operands. The runtime splits a contraction 
 collapse into several accumulating GEMMs; into a half buffer it takes torch's path then (one
 product, rounded once).
 
+When the float32 result is instead read only by generics that round it first (`truncf` of it and
+nothing else: the rounding fused into a consumer, a bf16 GELU of a linear layer, a batch norm after a
+convolution), also through a reshape of it, the call writes a new half buffer those generics read.
+
+Convolutions (sym-gpu-library-convolutions' `@__sym_conv_init_*`) are the same: torch-mlir's half
+convolution accumulates into float32, the runtime computes it in the half type (as eager: cuDNN
+rounds once from its float32 accumulator), so the float32 buffer only held a converted copy. A
+convolution that hands PyTorch's result out as its buffer (`(..., %out, %out) -> result`) hands it
+out as the half buffer; one whose rounding writes a buffer that is not a fresh allocation of the
+block (a function argument, a view) copies into it.
+
 Before:
   %c = memref.alloc(%n) : memref<1x4x?x64xf32>
   call @__sym_einsum_init_abce_abed_abcd_2(%p, %v, %c) : (memref<1x4x?x?xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xf32>) -> ()
@@ -32,14 +43,18 @@ After:
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import compute_funcs, defining_op, indexing_maps, ops_named, root_buffer, use_owner
+from mlir_sym.passes._compute_common import ancestor_in, compute_funcs, defining_op, indexing_maps, ops_named, root_buffer, use_owner
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
+_CONVOLUTION = "__sym_conv_init_"
 _HALF = ("bf16", "f16")
+_RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
 
 
 def _truncation(g: ir.Operation) -> bool:
@@ -65,9 +80,48 @@ def _position(block_ops: list, op: ir.Operation) -> int:
     return next((i for i, o in enumerate(block_ops) if o == op), -1)
 
 
+class _Output(NamedTuple):
+    """Where a library call puts its float32 result: `c` is what later ops read (the buffer, or the
+    call's result when PyTorch's result is handed out as the buffer), `alloc` the buffer's
+    `memref.alloc`, `prefix` the call's operands before its output operand(s)."""
+
+    c: ir.Value
+    alloc: ir.Operation
+    prefix: list
+    handed_out: bool
+
+
+def _output(call: ir.Operation, callee: str) -> _Output | None:
+    """The call's float32 output, when it replaces a fresh buffer: a contraction `(a, b, c)`, or a
+    convolution `(x, w[, bias], out)` / handed out `(x, w[, bias], out, out) -> result`."""
+    ops = list(call.operands)
+    if callee.startswith(_REPLACING) and len(ops) == 3 and not len(call.results):
+        c, prefix, handed = ops[2], ops[:2], False
+    elif callee.startswith(_CONVOLUTION) and len(call.results) == 1 and len(ops) >= 4 and ops[-1] == ops[-2]:
+        c, prefix, handed = call.results[0], ops[:-2], True  # the buffer itself, not a grouped view of it
+    elif callee.startswith(_CONVOLUTION) and not len(call.results) and len(ops) >= 3:
+        c, prefix, handed = ops[-1], ops[:-1], False
+    else:
+        return None
+    alloc = defining_op(ops[-1])
+    if alloc is None or alloc.name != "memref.alloc" or str(ir.MemRefType(c.type).element_type) != "f32":
+        return None
+    return _Output(c, alloc, prefix, handed)
+
+
+def _fresh_in_block(d: ir.Value, block: ir.Block) -> bool:
+    """Whether `d` is a `memref.alloc` of `block` with an identity layout that nothing outside the
+    block uses (a call may hand PyTorch's result out as it)."""
+    a = defining_op(d)
+    t = ir.MemRefType(d.type)
+    return a is not None and a.name == "memref.alloc" and a.block == block \
+        and str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))) \
+        and all(ancestor_in(use_owner(u), block) is not None for u in d.uses)
+
+
 @register
 class GpuLibraryHalfResults(SymPass):
-    """Let a library contraction write a bf16/f16 result directly instead of a float32 buffer a kernel then rounds."""
+    """Let a library contraction or convolution write a bf16/f16 result directly instead of a float32 buffer a kernel then rounds."""
 
     name = "sym-gpu-library-half-results"
 
@@ -81,23 +135,21 @@ class GpuLibraryHalfResults(SymPass):
                 ops = [o.operation for o in block.operations]
                 for call in [o for o in ops if o.name == "func.call"]:
                     callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-                    if callee.startswith(_REPLACING) and len(call.operands) == 3:
-                        self._narrow(module, block, call, callee, decls)
+                    out = _output(call, callee)
+                    if out is not None:
+                        self._narrow(module, block, call, callee, decls, out)
         called = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in ops_named(module, {"func.call"})}
         for name, f in decls.items():  # declarations whose calls all write a half buffer now
             if name in self._replaced and name not in called:
                 f.erase()
 
     def _narrow(self, module: ir.Operation, block: ir.Block, call: ir.Operation, callee: str,
-                decls: dict) -> None:
-        c = call.operands[2]
-        alloc = defining_op(c)
-        if alloc is None or alloc.name != "memref.alloc" or str(ir.MemRefType(c.type).element_type) != "f32":
-            return
+                decls: dict, out: _Output) -> None:
+        c = out.c
         users = [use_owner(u) for u in c.uses]
         readers = [u for u in users if u != call and u.name != "memref.dealloc"]
         if len(readers) != 1 or not _truncation(readers[0]) or readers[0].operands[0] != c:
-            self._narrow_rounding_readers(module, block, call, callee, decls, readers)
+            self._narrow_rounding_readers(module, block, call, callee, decls, readers, out)
             return
         trunc = readers[0]
         ops = [o.operation for o in block.operations]
@@ -107,7 +159,7 @@ class GpuLibraryHalfResults(SymPass):
             return
         d = trunc.operands[1]
         d_root = root_buffer(d)
-        if any(root_buffer(v) == d_root for v in call.operands[:2]):
+        if any(root_buffer(v) == d_root for v in out.prefix):
             self.bump("left-alone")
             return
         # nothing between the call and the rounding may read or write the half buffer; the ops that make
@@ -136,47 +188,56 @@ class GpuLibraryHalfResults(SymPass):
                     return
         for o in movable:
             o.move_before(call)
-        types = [v.type for v in call.operands[:2]] + [d.type]
-        name = self._declaration(module, callee, types, decls)
-        with ir.InsertionPoint(call), call.location:
-            func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), [call.operands[0], call.operands[1], d])
-        call.erase()
-        self._replaced.add(callee)
+        # a convolution hands PyTorch's result out as a fresh half buffer (what reads it later reads the
+        # call's result), else copies into it
+        hand_out = callee.startswith(_CONVOLUTION) and _fresh_in_block(d, block)
+        later = [u for u in d.uses if hand_out and use_owner(u) != trunc
+                 and _position(ops, ancestor_in(use_owner(u), block)) > at_call]
+        new = self._call(module, call, callee, decls, out.prefix, d, hand_out)
+        for u in later:
+            use_owner(u).operands[u.operand_number] = new.results[0]
         trunc.erase()
-        for u in [use_owner(u) for u in c.uses]:
-            u.erase()  # deallocations of the float32 buffer
-        alloc.erase()
+        call.erase()
+        self._drop(out)
         self.bump("half-results")
 
     def _narrow_rounding_readers(self, module: ir.Operation, block: ir.Block, call: ir.Operation, callee: str,
-                                 decls: dict, readers: list) -> None:
-        """The float32 product `c` is read only by generics after the call (in its block) that round it
-        to one half type before anything else (a bf16 SiLU or GELU of a linear layer, a residual add:
-        the rounding PyTorch's decomposition put after the product, fused into its consumer): the call
-        writes a new half buffer, the generics read it, their `truncf`s of it go."""
-        c = call.operands[2]
-        alloc = defining_op(c)
+                                 decls: dict, readers: list, out: _Output) -> None:
+        """The float32 result `c` is read only by generics after the call (in its block) that round it
+        to one half type before anything else (a bf16 SiLU or GELU of a linear layer, a residual add,
+        a batch norm after a convolution: the rounding PyTorch's decomposition put after the product,
+        fused into its consumer): the call writes a new half buffer, the generics read it, their
+        `truncf`s of it go."""
+        c, alloc = out.c, out.alloc
         ops = [o.operation for o in block.operations]
         at_call = _position(ops, call)
         half = None
-        plan = []  # (generic, [operand indexes of c])
-        for g in readers:
-            if g.name != "linalg.generic" or _position(ops, g) <= at_call:
-                return
-            n_in = ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
-            ks = [k for k, v in enumerate(g.operands) if v == c]
-            if not ks or any(k >= n_in for k in ks):
-                return  # c written (an output) or not read directly
-            args = g.regions[0].blocks[0].arguments
-            for k in ks:
-                for u in args[k].uses:
-                    t = use_owner(u)
-                    if t.name != "arith.truncf" or str(t.results[0].type) not in _HALF:
-                        return
-                    if half is not None and str(t.results[0].type) != str(half):
-                        return
-                    half = t.results[0].type
-            plan.append((g, ks))
+        plan = []  # (generic, the value it reads: c or a reshape of it, [operand indexes of that value])
+        views = []  # reshapes of c after the call (a grouped conv's [N, G, F/G, ...] view) that generics read
+        for r in readers:
+            if r.name in _RESHAPES and r.operands[0] == c and _position(ops, r) > at_call:
+                views.append(r)
+                gs = [(use_owner(u), r.results[0]) for u in r.results[0].uses]
+            else:
+                gs = [(r, c)]
+            for g, v in gs:
+                if g.name != "linalg.generic" or _position(ops, g) <= at_call:
+                    return
+                n_in = ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
+                ks = [k for k, x in enumerate(g.operands) if x == v]
+                if not ks or any(k >= n_in for k in ks):
+                    return  # c written (an output) or not read directly
+                args = g.regions[0].blocks[0].arguments
+                for k in ks:
+                    for u in args[k].uses:
+                        t = use_owner(u)
+                        if t.name != "arith.truncf" or str(t.results[0].type) not in _HALF:
+                            return
+                        if half is not None and str(t.results[0].type) != str(half):
+                            return
+                        half = t.results[0].type
+                if not any(p[0] == g and p[1] == v for p in plan):
+                    plan.append((g, v, ks))
         if half is None:
             return
         mt = ir.MemRefType(c.type)
@@ -184,29 +245,55 @@ class GpuLibraryHalfResults(SymPass):
             h = ir.Operation.create("memref.alloc", results=[ir.MemRefType.get(mt.shape, half)],
                                     operands=list(alloc.operands),  # sizes and symbols, as the float32 one's
                                     attributes={n: alloc.attributes[n] for n in alloc.attributes}).result
-            name = self._declaration(module, callee, [v.type for v in call.operands[:2]] + [h.type], decls)
-            func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), [call.operands[0], call.operands[1], h])
-        call.erase()
-        self._replaced.add(callee)
-        for g, ks in plan:
+        new = self._call(module, call, callee, decls, out.prefix, h, out.handed_out)
+        hv = new.results[0] if out.handed_out else h
+        for view in views:
+            vt = ir.MemRefType(view.results[0].type)
+            view.operands[0] = hv
+            view.results[0].set_type(ir.MemRefType.get(vt.shape, half, layout=vt.layout, memory_space=vt.memory_space))
+        for g, v, ks in plan:
             args = g.regions[0].blocks[0].arguments
             for k in ks:
-                g.operands[k] = h
+                if v == c:
+                    g.operands[k] = hv
                 args[k].set_type(half)
                 for t in [use_owner(u) for u in args[k].uses]:
                     t.results[0].replace_all_uses_with(args[k])
                     t.erase()
-        for u in [use_owner(u) for u in c.uses]:  # deallocations of the float32 buffer
-            u.operands[0] = h
-        alloc.erase()
+        for u in list(c.uses):  # deallocations of the float32 buffer
+            if use_owner(u) != call:
+                use_owner(u).operands[u.operand_number] = hv
+        call.erase()
+        self._drop(out)
         self.bump("half-results-read-rounded")
 
+    def _call(self, module: ir.Operation, call: ir.Operation, callee: str, decls: dict, prefix: list,
+              h: ir.Value, hand_out: bool) -> ir.Operation:
+        """A call of `call`'s kind, before it, writing the half buffer `h` (handing PyTorch's result out
+        as `h` when `hand_out`: `(..., h, h) -> result`); the caller erases `call`."""
+        kind = ir.StringAttr(decls[callee].attributes["sym.library_call"]).value
+        if kind.startswith("conv_"):
+            kind = kind.removesuffix("_r") + ("_r" if hand_out else "")
+        operands = list(prefix) + ([h, h] if hand_out else [h])
+        results = [h.type] if hand_out else []
+        name = self._declaration(module, decls[callee], kind, [v.type for v in operands], results, decls)
+        with ir.InsertionPoint(call), call.location:
+            new = func_d.CallOp(results, ir.FlatSymbolRefAttr.get(name), operands).operation
+        self._replaced.add(callee)
+        return new
+
     @staticmethod
-    def _declaration(module: ir.Operation, callee: str, types: list, decls: dict) -> str:
-        """The private declaration of the callee's kind with the given signature, made if missing."""
-        old = decls[callee]
-        kind = ir.StringAttr(old.attributes["sym.library_call"]).value
-        ftype = ir.FunctionType.get(types, [])
+    def _drop(out: _Output) -> None:
+        """Erase the float32 buffer and its deallocations once the call no longer writes it."""
+        for u in [use_owner(u) for u in out.alloc.results[0].uses]:
+            u.erase()  # deallocations
+        out.alloc.erase()
+
+    @staticmethod
+    def _declaration(module: ir.Operation, old: ir.Operation, kind: str, types: list, results: list,
+                     decls: dict) -> str:
+        """The private declaration of `kind` with the given signature, made if missing."""
+        ftype = ir.FunctionType.get(types, results)
         for name, f in decls.items():
             if "sym.library_call" in f.attributes and ir.StringAttr(f.attributes["sym.library_call"]).value == kind \
                     and str(ir.TypeAttr(f.attributes["function_type"]).value) == str(ftype):

@@ -312,3 +312,36 @@ func.func @half_bias_reversed(%x: memref<2x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// A grouped bf16 conv whose bf16 bias the initializing generic converts into the float32
+// accumulator (through its [G, F/G] view): the call takes the bf16 bias. An f16 bias converted for
+// bf16 inputs is not folded (the runtime would round it to bf16): that call accumulates.
+// CHECK-LABEL: func.func @grouped_half_bias
+// CHECK:       call @__sym_conv_init_grouped_s1x1_p0x0_d1x1_b_0(%arg0, %{{.*}}, %arg2, %{{.*}}) : (memref<1x2x4x7x7xbf16>, memref<2x4x4x3x3xbf16>, memref<8xbf16>, memref<1x2x4x5x5xf32>) -> ()
+// CHECK:       linalg.generic
+// CHECK:       call @__sym_conv_acc_grouped_s1x1_p0x0_d1x1_nb_1(
+#gbias = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+#gid = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @grouped_half_bias(%x: memref<1x2x4x7x7xbf16>, %w: memref<8x4x3x3xbf16>, %b: memref<8xbf16>, %out: memref<1x8x5x5xf32>, %bh: memref<8xf16>, %out2: memref<1x8x5x5xf32>) -> i32 {
+  %b2 = memref.expand_shape %b [[0, 1]] output_shape [2, 4] : memref<8xbf16> into memref<2x4xbf16>
+  %o5 = memref.expand_shape %out [[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 5, 5] : memref<1x8x5x5xf32> into memref<1x2x4x5x5xf32>
+  linalg.generic {indexing_maps = [#gbias, #gid], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%b2 : memref<2x4xbf16>) outs(%o5 : memref<1x2x4x5x5xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  }
+  %w5 = memref.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [2, 4, 4, 3, 3] : memref<8x4x3x3xbf16> into memref<2x4x4x3x3xbf16>
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w5 : memref<1x2x4x7x7xbf16>, memref<2x4x4x3x3xbf16>) outs(%o5 : memref<1x2x4x5x5xf32>)
+  %bh2 = memref.expand_shape %bh [[0, 1]] output_shape [2, 4] : memref<8xf16> into memref<2x4xf16>
+  %p5 = memref.expand_shape %out2 [[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 5, 5] : memref<1x8x5x5xf32> into memref<1x2x4x5x5xf32>
+  linalg.generic {indexing_maps = [#gbias, #gid], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%bh2 : memref<2x4xf16>) outs(%p5 : memref<1x2x4x5x5xf32>) {
+  ^bb0(%in: f16, %o: f32):
+    %e = arith.extf %in : f16 to f32
+    linalg.yield %e : f32
+  }
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w5 : memref<1x2x4x7x7xbf16>, memref<2x4x4x3x3xbf16>) outs(%p5 : memref<1x2x4x5x5xf32>)
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

@@ -191,3 +191,145 @@ func.func @rounded_by_consumers(%x: memref<?x8xbf16>, %w1: memref<8x8xbf16>, %w2
   return
 }
 func.func private @__sym_matmul_init_0(memref<?x8xbf16>, memref<8x8xbf16>, memref<?x8xf32>) attributes {sym.library_call = "matmul_init"}
+
+// -----
+
+// Convolutions (sym-gpu-library-convolutions' calls). A bf16 conv handed out as its float32 buffer
+// that a batch norm + ReLU kernel reads, rounding it first: the call hands its bf16 result out as a
+// new bf16 buffer, the kernel reads that, the truncf goes with the float32 buffer.
+// CHECK-LABEL: func.func @conv_then_norm
+// CHECK:       %[[H:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x8x4x4xbf16>
+// CHECK-NEXT:  %[[R:.*]] = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1(%arg0, %arg1, %[[H]], %[[H]]) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xbf16>, memref<?x8x4x4xbf16>) -> memref<?x8x4x4xbf16>
+// CHECK:       linalg.generic {{.*}} ins(%[[R]], %arg2 : memref<?x8x4x4xbf16>, memref<8xbf16>)
+// CHECK-NEXT:  ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:    arith.extf %[[IN]] : bf16 to f32
+// CHECK-NOT:   xf32>
+// CHECK:       func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1({{.*}}) -> memref<?x8x4x4xbf16> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_nb_r"}
+// CHECK-NOT:   func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_0
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @conv_then_norm(%x: memref<?x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %scale: memref<8xbf16>, %out: memref<?x8x4x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x4x6x6xbf16>
+  %acc = memref.alloc(%n) {alignment = 64 : i64} : memref<?x8x4x4xf32>
+  %r = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_0(%x, %w, %acc, %acc) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  %zero = arith.constant 0.0 : bf16
+  linalg.generic {indexing_maps = [#id4, #ch, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %scale : memref<?x8x4x4xf32>, memref<8xbf16>) outs(%out : memref<?x8x4x4xbf16>) {
+  ^bb0(%in: f32, %s: bf16, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    %se = arith.extf %s : bf16 to f32
+    %m = arith.mulf %e, %se : f32
+    %mt = arith.truncf %m : f32 to bf16
+    %gt = arith.cmpf ugt, %mt, %zero : bf16
+    %relu = arith.select %gt, %mt, %zero : bf16
+    linalg.yield %relu : bf16
+  }
+  return
+}
+func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_0(memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_nb_r"}
+
+// -----
+
+// A conv with a bias rounded by its own kernel into a fresh bf16 buffer: the call hands its result out
+// as that buffer (what reads the buffer after it reads the call's result). Rounded into a function
+// argument instead, the call copies into it (no result).
+// CHECK-LABEL: func.func @conv_rounded
+// CHECK:       %[[D:.*]] = memref.alloc(%{{.*}}) : memref<?x8x4x4xbf16>
+// CHECK-NEXT:  %[[R:.*]] = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_[[N:[0-9]+]](%arg0, %arg1, %arg2, %[[D]], %[[D]]) : ({{.*}}) -> memref<?x8x4x4xbf16>
+// CHECK-NEXT:  memref.copy %[[R]], %arg3
+// CHECK-NEXT:  call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_[[M:[0-9]+]](%arg0, %arg1, %arg2, %arg3) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<8xbf16>, memref<?x8x4x4xbf16>) -> ()
+// CHECK-NEXT:  return
+// CHECK-DAG:   func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_[[N]]({{.*}}) -> memref<?x8x4x4xbf16> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_b_r"}
+// CHECK-DAG:   func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_[[M]]({{.*}}memref<?x8x4x4xbf16>) attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_b"}
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_rounded(%x: memref<?x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %b: memref<8xbf16>, %out: memref<?x8x4x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x4x6x6xbf16>
+  %acc = memref.alloc(%n) : memref<?x8x4x4xf32>
+  %r = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_0(%x, %w, %b, %acc, %acc) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<8xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  %d = memref.alloc(%n) : memref<?x8x4x4xbf16>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r : memref<?x8x4x4xf32>) outs(%d : memref<?x8x4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.copy %d, %out : memref<?x8x4x4xbf16> to memref<?x8x4x4xbf16>
+  %acc2 = memref.alloc(%n) : memref<?x8x4x4xf32>
+  %r2 = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_0(%x, %w, %b, %acc2, %acc2) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<8xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r2 : memref<?x8x4x4xf32>) outs(%out : memref<?x8x4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_b_r_0(memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<8xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_b_r"}
+
+// -----
+
+// Left alone: an accumulating conv (a half buffer cannot hold out += conv in float32), a result read
+// in float32 (no truncf first), and a grouped conv handed out through a view of its buffer.
+// CHECK-LABEL: func.func @conv_left_alone
+// CHECK:       call @__sym_conv_acc_plain_s1x1_p0x0_d1x1_nb_0(%arg0, %arg1, %{{.*}}) : ({{.*}}memref<?x8x4x4xf32>) -> ()
+// CHECK:       %[[R:.*]] = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1({{.*}}) -> memref<?x8x4x4xf32>
+// CHECK:       arith.addf
+// CHECK:       call @__sym_conv_init_grouped_s1x1_p0x0_d1x1_nb_r_2({{.*}}) -> memref<?x8x4x4xf32>
+// CHECK-NOT:   bf16 to f32
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_left_alone(%x: memref<?x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %xg: memref<?x2x2x6x6xbf16>, %wg: memref<2x4x2x3x3xbf16>, %out: memref<?x8x4x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x4x6x6xbf16>
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc(%n) : memref<?x8x4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x8x4x4xf32>)
+  call @__sym_conv_acc_plain_s1x1_p0x0_d1x1_nb_0(%x, %w, %acc) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>) -> ()
+  %acc2 = memref.alloc(%n) : memref<?x8x4x4xf32>
+  %r2 = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1(%x, %w, %acc2, %acc2) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%acc, %r2 : memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) outs(%out : memref<?x8x4x4xbf16>) {
+  ^bb0(%a: f32, %in: f32, %o: bf16):
+    %s = arith.addf %a, %in : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %acc3 = memref.alloc(%n) : memref<?x8x4x4xf32>
+  %g = memref.expand_shape %acc3 [[0], [1, 2], [3], [4]] output_shape [%n, 2, 4, 4, 4] : memref<?x8x4x4xf32> into memref<?x2x4x4x4xf32>
+  %r3 = call @__sym_conv_init_grouped_s1x1_p0x0_d1x1_nb_r_2(%xg, %wg, %g, %acc3) : (memref<?x2x2x6x6xbf16>, memref<2x4x2x3x3xbf16>, memref<?x2x4x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r3 : memref<?x8x4x4xf32>) outs(%out : memref<?x8x4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+func.func private @__sym_conv_acc_plain_s1x1_p0x0_d1x1_nb_0(memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>) attributes {sym.library_call = "conv_acc_plain_s1x1_p0x0_d1x1_nb"}
+func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1(memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_nb_r"}
+func.func private @__sym_conv_init_grouped_s1x1_p0x0_d1x1_nb_r_2(memref<?x2x2x6x6xbf16>, memref<2x4x2x3x3xbf16>, memref<?x2x4x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32> attributes {sym.library_call = "conv_init_grouped_s1x1_p0x0_d1x1_nb_r"}
+
+// -----
+
+// The conv's result reaches its rounding reader through a reshape (the grouped view a grouped conv
+// reads it as): the reshape views the bf16 result.
+// CHECK-LABEL: func.func @conv_through_reshape
+// CHECK:       %[[R:.*]] = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_1({{.*}}) -> memref<?x8x4x4xbf16>
+// CHECK-NEXT:  %[[V:.*]] = memref.expand_shape %[[R]] {{\[}}[0], [1, 2], [3], [4]] output_shape [%{{.*}}, 2, 4, 4, 4] : memref<?x8x4x4xbf16> into memref<?x2x4x4x4xbf16>
+// CHECK:       linalg.generic {{.*}} ins(%[[V]] : memref<?x2x4x4x4xbf16>)
+// CHECK-NOT:   truncf
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @conv_through_reshape(%x: memref<?x4x6x6xbf16>, %w: memref<8x4x3x3xbf16>, %out: memref<?x2x4x4x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x4x6x6xbf16>
+  %acc = memref.alloc(%n) : memref<?x8x4x4xf32>
+  %r = call @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_0(%x, %w, %acc, %acc) : (memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32>
+  %v = memref.expand_shape %r [[0], [1, 2], [3], [4]] output_shape [%n, 2, 4, 4, 4] : memref<?x8x4x4xf32> into memref<?x2x4x4x4xf32>
+  %zero = arith.constant 0.0 : bf16
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v : memref<?x2x4x4x4xf32>) outs(%out : memref<?x2x4x4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    %gt = arith.cmpf ugt, %t, %zero : bf16
+    %relu = arith.select %gt, %t, %zero : bf16
+    linalg.yield %relu : bf16
+  }
+  return
+}
+func.func private @__sym_conv_init_plain_s1x1_p0x0_d1x1_nb_r_0(memref<?x4x6x6xbf16>, memref<8x4x3x3xbf16>, memref<?x8x4x4xf32>, memref<?x8x4x4xf32>) -> memref<?x8x4x4xf32> attributes {sym.library_call = "conv_init_plain_s1x1_p0x0_d1x1_nb_r"}

@@ -365,6 +365,22 @@ def test_convolutions_are_library_calls(tmp_path, monkeypatch):
     assert code.program.launches == 1 and ".copy_(" not in src, src
 
 
+def test_half_convolutions_write_half_buffers(tmp_path, monkeypatch):
+    """bf16 convolutions (case bf16_conv: a padded one with bias, ReLU, a grouped one with bias) write
+    bf16 buffers: no float32 accumulator, conversion or rounding kernel; the grouped one's bias is
+    folded (its bf16 vector) and it writes the graph's output; the first hands its result out as a
+    buffer the host program never allocates (its (shape, dtype)). One kernel (the ReLU) is left."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    case = next(c for c in CASES if c.name == "bf16_conv")
+    (code,) = _codegen(case)
+    src = code.program.source
+    assert "float32" not in src, src
+    assert "rt.library_conv(True, 'plain', (1, 1), (1, 1), (1, 1), True, True, " in src
+    assert "rt.library_conv(True, 'grouped', (1, 1), (0, 0), (1, 1), True, False, " in src
+    assert re.search(r"v\d+ = \(\(v\d+, 8, v\d+, v\d+\), rt\.bfloat16\)", src), src
+    assert code.program.launches == 1, src
+
+
 def test_conv1d_conv3d_and_transposed_convolutions_are_library_calls(tmp_path, monkeypatch):
     """A grouped dilated 1-d convolution (a 2-d one over a unit dim), a padded 3-d one and a
     transposed 2-d one (a 2-d one over the upsampled input) call torch.convolution."""

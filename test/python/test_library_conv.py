@@ -94,3 +94,26 @@ def test_half_inputs_into_a_float32_accumulator():
     out = torch.empty(want.shape, dtype=torch.float32)
     assert Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), True, True, x, w, b.float(), out, out) is None
     assert torch.equal(out.bfloat16(), want)
+
+
+def test_lazy_buffer_allocated_only_when_the_result_cannot_be_it():
+    """A buffer only the call uses comes as its (shape, dtype): PyTorch's result is returned as it when
+    laid out as the buffer; a channels-last result is copied into a buffer allocated then, and a half
+    result into a float32 buffer converts, both returned."""
+    g = torch.Generator().manual_seed(6)
+    x, w = torch.randn(2, 4, 6, 6, generator=g), torch.randn(8, 4, 3, 3, generator=g)
+    want = F.conv2d(x, w, padding=1)
+    spec = (tuple(want.shape), torch.float32)
+    got = Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), False, True, x, w, spec, spec)
+    torch.testing.assert_close(got, want)
+    xl = x.to(memory_format=torch.channels_last)
+    got = Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), False, True, xl, w, spec, spec)
+    assert got.is_contiguous() and got.shape == want.shape
+    torch.testing.assert_close(got, want)
+    xh, wh = x.bfloat16(), w.bfloat16()
+    got = Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), False, True, xh, wh, spec, spec)
+    assert got.dtype == torch.float32
+    assert torch.equal(got.bfloat16(), F.conv2d(xh, wh, padding=1))
+    half = (tuple(want.shape), torch.bfloat16)
+    got = Runtime.library_conv(True, "plain", (1, 1), (1, 1), (1, 1), False, True, xh, wh, half, half)
+    assert got.dtype == torch.bfloat16 and torch.equal(got, F.conv2d(xh, wh, padding=1))

@@ -387,6 +387,9 @@ class HostCodegen:
         dyn = iter(self._ref(v) for v in op.operands)
         shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else str(d) for d in t.shape]
         tup = f"({', '.join(shape)}{',' if len(shape) == 1 else ''})"
+        if _only_handed_out(op.result):  # the convolution allocates it only when it cannot hand its result out
+            self._emit(ind, f"{self._new(op.result)} = ({tup}, rt.{_dtype_of(t)})")
+            return
         if _key(op.result) in self.descs:  # only kernels read it: carved from the call's arena
             self.arena = True
             self._emit(ind, f"{self._new(op.result)} = _A.take({tup}, {_ITEM_BYTES[str(t.element_type)]})")
@@ -604,7 +607,8 @@ def _descriptor_views(blocks: list) -> set:
                     descs.add(_key(res))
             continue
         if op.name == "memref.alloc":
-            if HOST_BUFFER_ATTR in op.attributes or _only_scan_accumulator(op.result) or op.operation.regions:
+            if HOST_BUFFER_ATTR in op.attributes or _only_scan_accumulator(op.result) or op.operation.regions \
+                    or _only_handed_out(op.result):
                 continue
         elif op.name not in _VIEWS:
             continue
@@ -662,6 +666,22 @@ def _only_scan_accumulator(v: ir.Value) -> bool:
         if not callee.startswith("__sym_scan_") or "_inc_" not in callee:
             return False
     return bool(uses)
+
+
+def _only_handed_out(v: ir.Value) -> bool:
+    """Whether `v`'s only uses are the last two operands (the output and the buffer it is) of one
+    convolution call that hands PyTorch's result out (sym-gpu-library-convolutions' `_r` calls):
+    the runtime allocates it only when that result cannot be the buffer (Runtime.library_conv)."""
+    uses = list(v.uses)
+    if len(uses) != 2:
+        return False
+    o = uses[0].owner
+    o = o.operation if hasattr(o, "operation") else o
+    n = len(o.operands)
+    return (o.name == "func.call" and len(o.results) == 1
+            and ir.FlatSymbolRefAttr(o.attributes["callee"]).value.startswith("__sym_conv_init_")
+            and all(u.owner == uses[0].owner for u in uses)
+            and sorted(u.operand_number for u in uses) == [n - 2, n - 1])
 
 
 def _kept_dims(sizes: list[str], res_shape: list[int], op) -> list[int] | None:

@@ -607,35 +607,41 @@ class Runtime:
 
     @staticmethod
     def library_conv(init: bool, layout: str, stride: tuple, padding: tuple, dilation: tuple, has_bias: bool,
-                     result: bool, x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor | None:
+                     result: bool, x: torch.Tensor, w: torch.Tensor, *rest) -> torch.Tensor | None:
         """sym-gpu-library-convolutions' call: out = (init) or += torch.convolution(x, w[, bias]) with
         these strides, padding and dilations (cuDNN, as eager). `grouped`: x [N, G, C/G, ...] (or
         [N, C, ...]), w [G, F/G, C/G, k...], out [N, G, F/G, ...] (linalg's grouped layout, views of
         [N, C, ...] buffers); `depthwise`: w [C, k...], one filter a channel. With `result`, the last
         operand is the contiguous buffer `out` is (or reshapes): PyTorch's result is returned to be
-        that buffer when it is laid out as the buffer (no copy), else it is copied and None returned."""
+        that buffer when it is laid out as the buffer (no copy), else it is copied and None returned.
+        The host program passes a buffer that only this call uses as its (shape, dtype) instead of
+        allocating it: it is allocated only when PyTorch's result cannot be it, and returned."""
         if result:
             root, rest = rest[-1], rest[:-1]
         bias, out = (rest[0], rest[1]) if has_bias else (None, rest[0])
-        groups, o = 1, out
+        groups = 1
         if layout == "grouped":  # x may be the [N, C, ...] source its padding was folded from
             groups = w.shape[0]
             x = x.flatten(1, 2) if x.dim() == w.dim() else x
             w = w.flatten(0, 1)
-            o = out.view(out.shape[0], -1, *out.shape[3:])  # a view: the call writes the buffer itself
         elif layout == "depthwise":
             groups = x.shape[1]
             w = w.unsqueeze(1)
         if bias is not None and bias.dtype != x.dtype:  # a float32 bias of half inputs (exact: it was one)
             bias = bias.to(x.dtype)
         r = torch.convolution(x, w, bias, list(stride), list(padding), list(dilation), False, [0] * len(stride), groups)
-        if result and init and r.is_contiguous() and r.dtype == root.dtype and r.numel() == root.numel():
-            return r.view(root.shape)
+        lazy = result and isinstance(root, tuple)
+        shape, dtype = root if lazy else (root.shape, root.dtype) if result else (None, None)
+        if result and init and r.is_contiguous() and r.dtype == dtype and r.numel() == math.prod(shape):
+            return r.view(shape)
+        if lazy:  # `out` is the buffer itself (the host program never views a lazy one)
+            root = out = torch.empty(shape, dtype=dtype, device=r.device)
+        o = out.view(out.shape[0], -1, *out.shape[3:]) if layout == "grouped" else out  # writes the buffer itself
         if init:
             o.copy_(r)
         else:
             o.add_(r)
-        return None
+        return root if lazy else None
 
     @staticmethod
     def library_sort(descending: bool, dim: int, keys: torch.Tensor, *others: torch.Tensor) -> None:
