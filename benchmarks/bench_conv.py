@@ -10,7 +10,7 @@ many compilations mlir_sym took). Per row: wall µs a call (CUDA events around b
 median of rounds), GPU µs a call (torch.profiler) with the kernels a call, and the ratios to
 inductor; outputs checked against eager.
 
-    python benchmarks/bench_conv.py [--dtype float32|bfloat16] [--json out.json]
+    python benchmarks/bench_conv.py [--dtype float32|bfloat16] [--json out.json] [--kernels] [--shapes 32x64x28x28]
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_gpu import compile_count  # noqa: E402
-from bench_overhead import gpu_kernels  # noqa: E402
+from bench_overhead import gpu_kernels, kernel_times  # noqa: E402
 from bench_wall_host import wall_and_host_us  # noqa: E402
 
 DEV = "cuda"
@@ -80,6 +80,8 @@ def main() -> None:
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--json", default="")
+    p.add_argument("--kernels", action="store_true", help="also list each row's kernels (name: GPU µs a call)")
+    p.add_argument("--shapes", default="", help="only these sizes, e.g. 32x64x28x28,1x64x56x56")
     a = p.parse_args()
     dtype = getattr(torch, a.dtype)
     rows, compiled = [], {}
@@ -90,6 +92,8 @@ def main() -> None:
             torch._dynamo.reset()
             fn = model if be == "eager" else torch.compile(model, backend="mlir_sym" if be == LOOPS else be, dynamic=True)
             sizes = SIZES[name][:1] if be == LOOPS else SIZES[name]
+            if a.shapes:
+                sizes = [s for s in sizes if "x".join(map(str, s)) in a.shapes.split(",")]
             before = compile_count("mlir_sym") or 0
             with pipeline_for(be), torch.no_grad():
                 for shape in sizes:
@@ -102,6 +106,8 @@ def main() -> None:
                     k, gpu = gpu_kernels(lambda: fn(x), a.iters)
                     rows.append({"model": name, "backend": be, "shape": list(shape), "wall_us": round(wall, 1),
                                  "host_us": round(host, 1), "gpu_us": round(gpu, 1), "kernels": k, "ok": ok})
+                    if a.kernels:
+                        rows[-1]["kernel_us"] = {n: round(t, 2) for n, t in kernel_times(lambda: fn(x), a.iters).items()}
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
             if be == "mlir_sym":
                 compiled[name] = (compile_count(be) or 0) - before
@@ -118,6 +124,10 @@ def main() -> None:
               f"{r['gpu_us']} ({r['kernels']:g}) | {ratio} | {r['ok']} |")
     for name, n in compiled.items():
         print(f"# {name}: mlir_sym compiled {n} time(s) for {len(SIZES[name])} sizes")
+    for r in rows if a.kernels else ():
+        print(f"\n{r['model']} {'x'.join(map(str, r['shape']))} {r['backend']}:")
+        for n, t in r["kernel_us"].items():
+            print(f"  {t:8.2f} µs  {n[:150]}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -103,6 +103,22 @@ def gpu_kernels(fn, calls: int = 20) -> tuple[float, float]:
     return len(kernels) / calls, busy / calls
 
 
+def kernel_times(fn, calls: int = 20) -> dict[str, float]:
+    """GPU µs a call by kernel name (CUDA activity of `calls` calls, as gpu_kernels), longest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    by_name: dict[str, float] = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            by_name[e.name] = by_name.get(e.name, 0.0) + (getattr(e, "device_time", None) or e.cuda_time) / calls
+    return dict(sorted(by_name.items(), key=lambda kv: -kv[1]))
+
+
 CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 777), (4096, 1024)]),
          "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
          "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)]),

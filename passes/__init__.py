@@ -4,6 +4,7 @@ from mlir_sym.passes import (  # noqa: F401
     assert_elim,
     assert_to_status,
     canonicalize,
+    collapse_broadcast_dims,
     concat_to_select,
     decompose_concat,
     defer_nested_asserts,
