@@ -16,6 +16,7 @@ from mlir_sym.passes import (  # noqa: F401
     fuse_siblings,
     forward_copies,
     gpu_attention,
+    gpu_conv_bias_epilogue,
     gpu_dedup_kernels,
     gpu_device_asserts,
     gpu_div_by_constant,

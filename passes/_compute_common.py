@@ -5,6 +5,7 @@ operand uses, and bodies cloned with remapped operands)."""
 from __future__ import annotations
 
 from torch_mlir import ir, rewrite
+from torch_mlir.dialects import func as func_d
 from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym.dialects import sym
@@ -218,3 +219,23 @@ def ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
         if parent is None or parent.name in ("func.func", "builtin.module"):
             return None
         op = parent
+
+
+def library_declaration(module: ir.Operation, like: ir.Operation, kind: str, types: list, results: list,
+                        decls: dict) -> str:
+    """The name of the module's private declaration of runtime call `kind` (`sym.library_call`) with
+    this signature, made (at `like`'s location, named `__sym_<kind>_<n>`) if missing. `decls` maps
+    the module's function names to their ops and gets the new one."""
+    ftype = ir.FunctionType.get(types, results)
+    for name, f in decls.items():
+        if "sym.library_call" in f.attributes and ir.StringAttr(f.attributes["sym.library_call"]).value == kind \
+                and str(ir.TypeAttr(f.attributes["function_type"]).value) == str(ftype):
+            return name
+    prefix, n = f"__sym_{kind}_", sum("sym.library_call" in f.attributes for f in decls.values())
+    while f"{prefix}{n}" in decls:
+        n += 1
+    with ir.InsertionPoint(module.regions[0].blocks[0]), like.location:
+        f = func_d.FuncOp(f"{prefix}{n}", ftype, visibility="private")
+        f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
+    decls[f"{prefix}{n}"] = f.operation
+    return f"{prefix}{n}"

@@ -48,7 +48,8 @@ from typing import NamedTuple
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import ancestor_in, compute_funcs, defining_op, indexing_maps, ops_named, root_buffer, use_owner
+from mlir_sym.passes._compute_common import (ancestor_in, compute_funcs, defining_op, indexing_maps, library_declaration,
+                                               ops_named, root_buffer, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
@@ -276,7 +277,7 @@ class GpuLibraryHalfResults(SymPass):
             kind = kind.removesuffix("_r") + ("_r" if hand_out else "")
         operands = list(prefix) + ([h, h] if hand_out else [h])
         results = [h.type] if hand_out else []
-        name = self._declaration(module, decls[callee], kind, [v.type for v in operands], results, decls)
+        name = library_declaration(module, decls[callee], kind, [v.type for v in operands], results, decls)
         with ir.InsertionPoint(call), call.location:
             new = func_d.CallOp(results, ir.FlatSymbolRefAttr.get(name), operands).operation
         self._replaced.add(callee)
@@ -288,21 +289,3 @@ class GpuLibraryHalfResults(SymPass):
         for u in [use_owner(u) for u in out.alloc.results[0].uses]:
             u.erase()  # deallocations
         out.alloc.erase()
-
-    @staticmethod
-    def _declaration(module: ir.Operation, old: ir.Operation, kind: str, types: list, results: list,
-                     decls: dict) -> str:
-        """The private declaration of `kind` with the given signature, made if missing."""
-        ftype = ir.FunctionType.get(types, results)
-        for name, f in decls.items():
-            if "sym.library_call" in f.attributes and ir.StringAttr(f.attributes["sym.library_call"]).value == kind \
-                    and str(ir.TypeAttr(f.attributes["function_type"]).value) == str(ftype):
-                return name
-        prefix, n = f"__sym_{kind}_", sum("sym.library_call" in f.attributes for f in decls.values())
-        while f"{prefix}{n}" in decls:
-            n += 1
-        with ir.InsertionPoint(module.regions[0].blocks[0]), old.location:
-            f = func_d.FuncOp(f"{prefix}{n}", ftype, visibility="private")
-            f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
-        decls[f"{prefix}{n}"] = f.operation
-        return f"{prefix}{n}"

@@ -706,6 +706,11 @@ add(Case("bf16_mlp", _module(_half_mlp), lambda n: (randn(n, n, 16, dtype=torch.
 # half convolutions: on the GPU, torch.convolution of the half buffers (a float32 accumulator in linalg)
 add(Case("bf16_conv", _module(_half_conv), lambda n: (randn(n, 2, 4, n + 3, n + 5, dtype=torch.bfloat16),),
          sizes=(5, 8), atol=3e-2, rtol=2e-2, tags=("bf16",)))
+# a depthwise-separable block in bf16: the 1x1 convolution's bias is added by the batch norm's kernel
+# on the GPU (sym-gpu-conv-bias-epilogue), over [N, C, H*W] (sym-collapse-broadcast-dims)
+add(Case("bf16_separable", _module(lambda: nn.Sequential(
+    nn.Conv2d(4, 4, 3, padding=1, groups=4), nn.Conv2d(4, 8, 1), nn.BatchNorm2d(8), nn.ReLU6()).to(torch.bfloat16)),
+    lambda n: (randn(n, 2, 4, n + 3, n + 5, dtype=torch.bfloat16),), sizes=(5, 8), atol=3e-2, rtol=2e-2, tags=("bf16",)))
 add(Case("bf16_attention", _fn(_half_attention),
          lambda n: (randn(n, 2, n, 16, dtype=torch.bfloat16), randn(n, 2, n, 16, dtype=torch.bfloat16, salt=1)),
          atol=2e-2, rtol=2e-2, tags=("bf16",)))
