@@ -145,7 +145,8 @@ class CollapseBroadcastDims(SymPass):
         k = _group_start(g, n)
         if k is None:
             return
-        maps = [_dims_of(m) for m in indexing_maps(g)]
+        old_maps = indexing_maps(g)
+        maps = [_dims_of(m) for m in old_maps]
         if any(not any(d is not None and d >= k for d in dims) and _written_by_reduction(g, v)
                for v, dims in zip(g.operands, maps)):
             self.bump("left-alone-after-reduction")
@@ -156,10 +157,10 @@ class CollapseBroadcastDims(SymPass):
             for i, (v, dims) in enumerate(zip(list(g.operands), maps)):
                 used = [j for j, d in enumerate(dims) if d is not None and d >= k]
                 exprs = []
-                for j, d in enumerate(dims):
+                for j, (d, e) in enumerate(zip(dims, old_maps[i].results)):
                     if used and j in used[1:]:
                         continue
-                    exprs.append(ir.AffineConstantExpr.get(0) if d is None else ir.AffineDimExpr.get(min(d, k)))
+                    exprs.append(e if d is None else ir.AffineDimExpr.get(min(d, k)))  # a constant stays
                 new_maps.append(ir.AffineMap.get(k + 1, 0, exprs))
                 if used:
                     t = ir.MemRefType(v.type)

@@ -82,6 +82,15 @@ class GpuConvBiasEpilogue(SymPass):
         c = call.results[0] if handed else ops[3]
         if ir.MemRefType(bias.type).rank != 1:
             return False
+        # the output must be a fresh buffer of the block that nothing but the call, its reader and
+        # deallocations touch (not a function result, not read through a view): everything that
+        # reads it then gets the bias
+        root = ops[-1]
+        alloc = root.owner.operation if not isinstance(root.owner, ir.Block) else None
+        if alloc is None or alloc.name != "memref.alloc" or alloc.block != call.block \
+                or any(use_owner(u) != call and use_owner(u).name != "memref.dealloc"
+                       and not (not handed and use_owner(u).name == "linalg.generic") for u in root.uses):
+            return False
         readers = [use_owner(u) for u in c.uses]
         readers = [r for r in readers if r != call and r.name != "memref.dealloc"]
         if len(readers) != 1 or readers[0].name != "linalg.generic" or readers[0].block != call.block:
@@ -107,7 +116,8 @@ class GpuConvBiasEpilogue(SymPass):
         if out_t in ("f32", "f64") and in_t == out_t and bias_t == out_t:
             half = None
         elif out_t == "f32" and in_t in _HALF and bias_t in (in_t, "f32") and users \
-                and all(u.name == "arith.truncf" and str(u.results[0].type) == in_t for u in users):
+                and all(u.name == "arith.truncf" and str(u.results[0].type) == in_t
+                        and u.block == g.regions[0].blocks[0] for u in users):  # not nested in a region
             half = users[0].results[0].type
         else:
             self.bump("left-alone")

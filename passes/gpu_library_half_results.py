@@ -48,7 +48,7 @@ from typing import NamedTuple
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import (ancestor_in, compute_funcs, defining_op, indexing_maps, library_declaration,
+from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, indexing_maps, library_declaration,
                                                ops_named, root_buffer, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
@@ -107,6 +107,8 @@ def _output(call: ir.Operation, callee: str) -> _Output | None:
     alloc = defining_op(ops[-1])
     if alloc is None or alloc.name != "memref.alloc" or str(ir.MemRefType(c.type).element_type) != "f32":
         return None
+    if handed and any(use_owner(u) != call and use_owner(u).name != "memref.dealloc" for u in ops[-1].uses):
+        return None  # the buffer is read elsewhere (a size, a view): only the call's result may stand for it
     return _Output(c, alloc, prefix, handed)
 
 
@@ -117,7 +119,8 @@ def _fresh_in_block(d: ir.Value, block: ir.Block) -> bool:
     t = ir.MemRefType(d.type)
     return a is not None and a.name == "memref.alloc" and a.block == block \
         and str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))) \
-        and all(ancestor_in(use_owner(u), block) is not None for u in d.uses)
+        and all(ancestor_in(use_owner(u), block) is not None and use_owner(u).name not in MEMREF_VIEW_OPS
+                for u in d.uses)  # a view of it made before the call would keep reading the old buffer
 
 
 @register

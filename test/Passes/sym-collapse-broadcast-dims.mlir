@@ -99,3 +99,20 @@ func.func @left_alone(%x: memref<4x5x6xf32>, %b: memref<6xf32>, %r: memref<4xf32
   }
   return
 }
+
+// -----
+
+// Review regression: a constant index other than 0 in a broadcast operand's map is kept.
+// CHECK:       affine_map<(d0, d1, d2) -> (d1, 1)>
+// CHECK-LABEL: func.func @const1
+// CHECK:       memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 1)>
+func.func @const1(%x: memref<2x4x6x6xf32>, %s: memref<4x2xf32>, %y: memref<2x4x6x6xf32>) {
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %s : memref<2x4x6x6xf32>, memref<4x2xf32>) outs(%y : memref<2x4x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}

@@ -351,6 +351,23 @@ add(Case("conv2d_layouts", _module(lambda: nn.Sequential(
     lambda n: (randn(n, 2, 3, n + 3, n + 5),), sizes=(5, 8, 17), atol=1e-4, rtol=1e-4))
 add(Case("conv_then_linear", _module(lambda: _ConvThenLinear()), lambda n: (randn(n, n + 1, 3, 8, 8),), sizes=(3, 6, 12),
          atol=1e-4, rtol=1e-4))
+
+
+class _ConvReturned(nn.Module):
+    """A 1x1 conv with bias whose result is a graph output and a ReLU's input: the bias stays in the
+    call (the output must have it too)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y, torch.relu(y)
+
+
+add(Case("conv_bias_returned", _module(lambda: _ConvReturned()), lambda n: (randn(n, 2, 4, n + 3, n + 5),),
+         atol=1e-4, rtol=1e-4))
 add(Case("conv1d_grouped_dilated", _module(lambda: nn.Conv1d(4, 8, 3, padding=2, dilation=2, groups=2)),
          lambda n: (randn(n, 3, 4, n + 6),), atol=1e-4, rtol=1e-4))
 add(Case("conv3d_transposed2d", _module(lambda: _Conv3dThenTransposed()),
