@@ -58,10 +58,10 @@ def warm(libdevice: str | None) -> None:
         _preparsed[libdevice] = llvm.parse_bitcode(_libdevice_bitcode(libdevice))
 
 
-# The LLVM IR pipeline's speed level (the code generator keeps `opt`). Level 2 gave the same PTX
-# for GPT-2's kernels 0.7 s sooner (of 2.6 s on a 2-core box), but other PTX for 34 of the 110 kernel
-# groups of the e2e cases (fewer unrolled loops: attention, sorts, reductions), not measured on a GPU:
-# level 3 stays (benchmarks/bench_ptx_opt.py measures both).
+# The LLVM IR pipeline's speed level (the code generator keeps `opt`). Level 2 gives the same PTX
+# for GPT-2's, BERT's and T5's kernels and no reliable saving (benchmarks/bench_ptx_opt.py,
+# cpu-2026-11-27p-ptx-speed-level.txt: 1.96 s at 3, 2.25 at 2 for GPT-2 on a 2-core box); a one-off
+# comparison over the e2e cases' kernels found other PTX at level 2 for some (fewer unrolled loops).
 MIDDLE_END_SPEED = 3
 
 
