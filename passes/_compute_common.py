@@ -30,6 +30,11 @@ MEMREF_VIEW_OPS = ("memref.subview", "memref.expand_shape", "memref.collapse_sha
                    "memref.reinterpret_cast", "memref.transpose", "memref.reshape")
 
 
+def identity_layout(t: ir.MemRefType) -> bool:
+    """Whether a memref type has the identity (row-major, contiguous) layout."""
+    return str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)))
+
+
 def root_buffer(v: ir.Value) -> ir.Value:
     """The allocation or argument a chain of memref views (MEMREF_VIEW_OPS) starts from."""
     while True:

@@ -36,7 +36,8 @@ import math
 from torch_mlir import ir
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import compute_funcs, indexing_maps, ops_named, root_buffer, walk_ops
+from mlir_sym.passes._compute_common import (compute_funcs, identity_layout, indexing_maps, ops_named, root_buffer,
+                                               walk_ops)
 from mlir_sym.passes.registry import SymPass, register
 
 _DYN = ir.ShapedType.get_dynamic_size()
@@ -58,7 +59,7 @@ def _dims_of(m: ir.AffineMap) -> list[int | None] | None:
 
 def _contiguous(t: ir.MemRefType, first: int, count: int) -> bool:
     """Whether dims first..first+count-1 of a memref of type `t` are contiguous (collapsible)."""
-    if str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))):
+    if identity_layout(t):
         return True
     try:
         strides, _ = t.get_strides_and_offset()
@@ -115,8 +116,7 @@ def _collapsed_type(t: ir.MemRefType, first: int, count: int) -> ir.MemRefType:
     group = shape[first:first + count]
     size = _DYN if _DYN in group else math.prod(group)
     new_shape = shape[:first] + [size] + shape[first + count:]
-    identity = str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)))
-    if identity:
+    if identity_layout(t):
         return ir.MemRefType.get(new_shape, t.element_type, memory_space=t.memory_space)
     strides, offset = t.get_strides_and_offset()
     new_strides = strides[:first] + [strides[first + count - 1]] + strides[first + count:]

@@ -37,7 +37,7 @@ import re
 from torch_mlir import ir
 from torch_mlir.dialects import memref as memref_d
 
-from mlir_sym.passes._compute_common import (ancestor_in, before, constant_value, defining_op, ops_between,
+from mlir_sym.passes._compute_common import (ancestor_in, before, constant_value, defining_op, identity_layout, ops_between,
                                                root_buffer, use_owner)
 from mlir_sym.passes.gpu_library_calls import GpuLibraryCalls, _is_zero, _previous_op, _whole_views
 from mlir_sym.passes.registry import SymPass, register
@@ -282,8 +282,7 @@ def _collapsed_type(v: ir.Value, collapse: ir.Operation) -> ir.MemRefType:
 
 
 def _identity_layout(v: ir.Value) -> bool:
-    t = ir.MemRefType(v.type)
-    return str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)))
+    return identity_layout(ir.MemRefType(v.type))
 
 
 def _zero_fill_of(op: ir.Operation, buf: ir.Value) -> bool:

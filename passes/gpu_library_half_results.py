@@ -48,7 +48,8 @@ from typing import NamedTuple
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, indexing_maps, library_declaration,
+from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, identity_layout,
+                                               indexing_maps, library_declaration,
                                                ops_named, root_buffer, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
@@ -118,7 +119,7 @@ def _fresh_in_block(d: ir.Value, block: ir.Block) -> bool:
     a = defining_op(d)
     t = ir.MemRefType(d.type)
     return a is not None and a.name == "memref.alloc" and a.block == block \
-        and str(t.layout) == str(ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))) \
+        and identity_layout(t) \
         and all(ancestor_in(use_owner(u), block) is not None and use_owner(u).name not in MEMREF_VIEW_OPS
                 for u in d.uses)  # a view of it made before the call would keep reading the old buffer
 
