@@ -244,3 +244,12 @@ def library_declaration(module: ir.Operation, like: ir.Operation, kind: str, typ
         f.operation.attributes["sym.library_call"] = ir.StringAttr.get(kind)
     decls[f"{prefix}{n}"] = f.operation
     return f"{prefix}{n}"
+
+
+def erase_uncalled(module: ir.Operation, names: set, decls: dict) -> None:
+    """Erase the declarations among `names` (keys of `decls`, name -> op) that no `func.call`
+    anywhere in `module` calls any more (a pass replaced all their calls)."""
+    called = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in ops_named(module, {"func.call"})}
+    for name in names:
+        if name not in called:
+            decls[name].erase()

@@ -35,8 +35,8 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, indexing_maps, library_declaration,
-                                               new_generic, ops_between, root_buffer, use_owner)
+from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, erase_uncalled, indexing_maps,
+                                               library_declaration, new_generic, ops_between, root_buffer, use_owner)
 from mlir_sym.passes.gpu_library_convolutions import _unwritten_between
 from mlir_sym.passes.registry import SymPass, register
 
@@ -65,11 +65,7 @@ class GpuConvBiasEpilogue(SymPass):
                     callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
                     if callee.startswith(_PLAIN_BIAS) and callee in decls and self._move(module, call, callee, decls):
                         moved.add(callee)
-        called = {ir.FlatSymbolRefAttr(o.operation.attributes["callee"]).value
-                  for fn in compute_funcs(module) for b in fn.regions[0].blocks for o in b.operations
-                  if o.operation.name == "func.call"}
-        for name in moved - called:
-            decls[name].erase()
+        erase_uncalled(module, moved, decls)
 
     def _move(self, module: ir.Operation, call: ir.Operation, callee: str, decls: dict) -> bool:
         kind = ir.StringAttr(decls[callee].attributes["sym.library_call"]).value

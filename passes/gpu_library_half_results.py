@@ -48,9 +48,9 @@ from typing import NamedTuple
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, identity_layout,
-                                               indexing_maps, library_declaration,
-                                               ops_named, root_buffer, use_owner)
+from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, erase_uncalled,
+                                               identity_layout, indexing_maps, library_declaration, root_buffer,
+                                               use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
@@ -143,10 +143,7 @@ class GpuLibraryHalfResults(SymPass):
                     out = _output(call, callee)
                     if out is not None:
                         self._narrow(module, block, call, callee, decls, out)
-        called = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in ops_named(module, {"func.call"})}
-        for name, f in decls.items():  # declarations whose calls all write a half buffer now
-            if name in self._replaced and name not in called:
-                f.erase()
+        erase_uncalled(module, self._replaced, decls)  # declarations whose calls all write a half buffer now
 
     def _narrow(self, module: ir.Operation, block: ir.Block, call: ir.Operation, callee: str,
                 decls: dict, out: _Output) -> None:
