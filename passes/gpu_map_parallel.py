@@ -161,7 +161,8 @@ class GpuMapParallel(SymPass):
     name = "sym-gpu-map-parallel"
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
                "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int,
-               "column-reductions": int, "column-threads": int, "column-min-rows": int, "row-scalar-elements": int}
+               "column-reductions": int, "column-threads": int, "column-min-rows": int, "row-scalar-elements": int,
+               "flat-vectors": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -174,6 +175,7 @@ class GpuMapParallel(SymPass):
     column_threads = 1 << 18  # ... about this many threads in the first launch (132 SMs x 2048)
     column_min_rows = 16  # ... each reducing at least this many rows
     row_scalar_elements = 8  # elements per thread and step of a block reduction's scalar path (odd rows)
+    flat_vectors = 1  # elementwise launches at odd innermost sizes: vectors over the flattened space
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -186,6 +188,7 @@ class GpuMapParallel(SymPass):
         self.row_regs = max(0, getattr(self, "row-registers", self.row_registers))
         self.columns = bool(getattr(self, "column-reductions", type(self).column_reductions))
         self.row_scalar = max(1, getattr(self, "row-scalar-elements", self.row_scalar_elements))
+        self.flat = bool(getattr(self, "flat-vectors", type(self).flat_vectors))
         self.column_chunking = (max(1, getattr(self, "column-threads", self.column_threads)),
                                 max(1, getattr(self, "column-min-rows", self.column_min_rows)))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
@@ -1138,11 +1141,16 @@ class GpuMapParallel(SymPass):
         pbody = p.regions[0].blocks[0]
         body_ops = [c.operation for c in pbody.operations if c.operation.name != "scf.reduce"]
         ept = self.ept if all(_unrollable(o) for o in body_ops) else 1
-        vec = None
+        vec = flat = None
         if ept > 1 and self.vectorize and all(_const(lb) == 0 for lb in lbs) and all(_const(st) == 1 for st in steps):
             vec = _vector_plan(list(pbody.arguments), body_ops, [pbody], broadcasts=True)
             if vec is not None:
                 ept = vec.width  # 16 bytes per access of the widest element type
+                inner = _const(ubs[-1])
+                if self.flat and not (isinstance(inner, int) and (inner % ept == 0 or inner < ept)):
+                    flat = _flat_plan(list(pbody.arguments), body_ops, [pbody], ept)
+                if flat is not None and isinstance(inner, int):
+                    vec = None  # a static innermost size that is no multiple of the width: flat or scalar
         with ir.InsertionPoint(p), p.location:
             c1 = arith.ConstantOp(idx, 1).result
             trips = []
@@ -1191,9 +1199,10 @@ class GpuMapParallel(SymPass):
             for o in body_ops:
                 o.move_before(y.operation)
         else:
+            rest_at = term
             if vec is not None:
                 # a runtime split, not a recompile: 128-bit accesses when the innermost size and every
-                # vector-accessed buffer allow it, else the scalar mapping
+                # vector-accessed buffer allow it, else the flat split (odd sizes) or the scalar mapping
                 with ir.InsertionPoint(term), p.location:
                     cond = _vector_ok(vec, trips[-1])
                     ifop = scf.IfOp(cond, has_else=True)
@@ -1208,11 +1217,36 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(y2), p.location:
                     _emit_vector_body(vec, list(pbody.arguments), body_ops, delinearize(first))
                 with ir.InsertionPoint(ifop.else_block), p.location:
-                    y3 = scf.YieldOp([])
-                self._scalar_elements(y3, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
+                    rest_at = scf.YieldOp([])
                 self.bump("vectorized-launches")
-            else:
-                self._scalar_elements(term, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
+            scalar_at = rest_at
+            if flat is not None:
+                # odd innermost sizes: `ept` consecutive elements of the whole iteration space per
+                # thread when every stored buffer is contiguous over it (see _FlatPlan)
+                with ir.InsertionPoint(rest_at), p.location:
+                    fl = scf.IfOp(_flat_ok(flat, trips), has_else=True)
+                with ir.InsertionPoint(fl.then_block), p.location:
+                    y = scf.YieldOp([])
+                with ir.InsertionPoint(y), p.location:
+                    tid = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs).result).result, tx).result
+                    first = arith.MulIOp(tid, arith.ConstantOp(idx, ept).result).result
+                    inrange = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, first, total).result)
+                with ir.InsertionPoint(inrange.then_block), p.location:
+                    y2 = scf.YieldOp([])
+                with ir.InsertionPoint(y2), p.location:
+                    end = arith.AddIOp(first, arith.ConstantOp(idx, ept).result).result
+                    whole = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ule, end, total).result, has_else=True)
+                with ir.InsertionPoint(whole.then_block), p.location:
+                    y4 = scf.YieldOp([])
+                with ir.InsertionPoint(y4), p.location:
+                    _emit_flat_body(flat, list(pbody.arguments), body_ops, first, trips, delinearize)
+                with ir.InsertionPoint(whole.else_block), p.location:
+                    y5 = scf.YieldOp([])  # the last thread's partial vector: element by element
+                self._scalar_elements(y5, first, total, ept, 1, pbody, body_ops, delinearize, p.location)
+                with ir.InsertionPoint(fl.else_block), p.location:
+                    scalar_at = scf.YieldOp([])
+                self.bump("flat-vector-launches")
+            self._scalar_elements(scalar_at, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
         p.erase()
         self.bump("parallel-launches")
 
@@ -2049,6 +2083,157 @@ def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,
             for lane in lanes:
                 _clone_mapped(o, lane)
     return lanes
+
+
+class _FlatPlan:
+    """How an elementwise launch runs `width` consecutive elements of its whole (flattened) iteration
+    space per thread when the innermost size is no multiple of the width (a conv block's N x C x H*W
+    with H*W odd, rows of 777), where the plain vector path cannot: a vector may then span two rows.
+    `flat` accesses index their buffer with exactly the loop variables, in order (the output and
+    inputs of the iteration's own shape; every store must be one): under a runtime check that each
+    such buffer is contiguous over the iteration space and aligned, they are one vector access at
+    the thread's first linear index of a 1-D view. Every other load is made per lane at the lane's
+    indices; `uniform` ones (no innermost index: a per-channel scale) twice, for the first lane's row
+    and the last lane's, each lane taking its row's value. Lanes cross at most one row boundary (the
+    check asks the innermost size to be at least the width), so two delinearizations serve the
+    `width` lanes. This is how TorchInductor's flattened, masked kernels access such shapes."""
+
+    def __init__(self, width: int, flat: list, uniform: list) -> None:
+        self.width, self.flat, self.uniform = width, flat, uniform
+
+    def buffers(self) -> list:
+        seen: list = []
+        for o in self.flat:
+            m = o.operands[0] if o.name == "memref.load" else o.operands[1]
+            if not any(m == x for x in seen):
+                seen.append(m)
+        return seen
+
+
+def _flat_plan(args: list, body_ops: list, blocks: list, width: int) -> "_FlatPlan | None":
+    """The flat plan of an elementwise body over loop variables `args` at `width` lanes, or None when
+    a store is not flat or a flat access's element is wider than 16 bytes / width."""
+    n, inner = len(args), args[-1]
+    flat, uniform, memo = [], [], {}
+    for o in body_ops:
+        if o.name not in ("memref.load", "memref.store"):
+            continue
+        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
+        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        mt = ir.MemRefType(mem.type)
+        if len(idxs) == n and all(v == a for v, a in zip(idxs, args)):
+            et = str(mt.element_type)
+            try:
+                strides, _ = mt.get_strides_and_offset()
+            except Exception:  # noqa: BLE001 - not a strided layout
+                return None
+            if et not in _ITEMSIZE or _ITEMSIZE[et] * width > 16 or strides[-1] != 1:
+                return None
+            flat.append(o)
+            continue
+        if o.name == "memref.store":
+            return None
+        if idxs and all(v != inner for v in idxs) and all(_lane_uniform(v, args[:-1], blocks, body_ops, memo)
+                                                           for v in idxs):
+            uniform.append(o)
+    if not any(o.name == "memref.store" for o in flat):
+        return None
+    return _FlatPlan(width, flat, uniform)
+
+
+def _flat_ok(plan: _FlatPlan, trips: list) -> ir.Value:
+    """i1: the innermost size is at least the width (a vector spans at most two rows) and every flat
+    buffer is contiguous over the iteration space `trips` (row-major strides: the last 1, each other
+    the next one's times its trip), with its address and offset aligned to a whole vector."""
+    from torch_mlir.dialects import memref
+
+    idx = ir.IndexType.get()
+    w = arith.ConstantOp(idx, plan.width).result
+    zero = arith.ConstantOp(idx, 0).result
+    one = arith.ConstantOp(idx, 1).result
+
+    def multiple(v, k):
+        return arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemUIOp(v, k).result, zero).result
+
+    ok = arith.CmpIOp(arith.CmpIPredicate.uge, trips[-1], w).result
+    for m in plan.buffers():
+        mt = ir.MemRefType(m.type)
+        nbytes = arith.ConstantOp(idx, plan.width * _ITEMSIZE[str(mt.element_type)]).result
+        ok = arith.AndIOp(ok, multiple(memref.ExtractAlignedPointerAsIndexOp(m).result, nbytes)).result
+        res = list(memref.ExtractStridedMetadataOp(m).results)
+        offset, strides = res[1], res[2 + mt.rank:]
+        ok = arith.AndIOp(ok, multiple(offset, w)).result
+        ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, strides[-1], one).result).result
+        for k in range(mt.rank - 1):
+            want = arith.MulIOp(strides[k + 1], trips[k + 1]).result
+            ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, strides[k], want).result).result
+    return ok
+
+
+def _emit_flat_body(plan: _FlatPlan, args: list, body_ops: list, first: ir.Value, trips: list,
+                    delinearize) -> None:
+    """The body for linear indices first .. first + width - 1 (all in range), under _flat_ok."""
+    from torch_mlir.dialects import memref, vector
+
+    idx = ir.IndexType.get()
+    W, n = plan.width, len(args)
+    a = delinearize(first)  # the first lane's indices
+    b = delinearize(arith.AddIOp(first, arith.ConstantOp(idx, W - 1).result).result)  # the last lane's
+    inner_trip = trips[-1]
+    lanes, crossed = [], []
+    for j in range(W):
+        if j == 0:
+            lanes.append(dict(zip(args, a)))
+            crossed.append(None)
+            continue
+        s = arith.AddIOp(a[-1], arith.ConstantOp(idx, j).result).result
+        c = arith.CmpIOp(arith.CmpIPredicate.uge, s, inner_trip).result  # lane j is in the next row
+        ivs = [arith.SelectOp(c, b[k], a[k]).result for k in range(n - 1)]
+        ivs.append(arith.SelectOp(c, arith.SubIOp(s, inner_trip).result, s).result)
+        lanes.append(dict(zip(args, ivs)))
+        crossed.append(c)
+    views: list = []
+
+    def view(mem: ir.Value) -> ir.Value:  # the buffer as a 1-D memref from its first element
+        for m, v in views:
+            if m == mem:
+                return v
+        mt = ir.MemRefType(mem.type)
+        offset = list(memref.ExtractStridedMetadataOp(mem).results)[1]
+        total = trips[0]
+        for t in trips[1:]:
+            total = arith.MulIOp(total, t).result
+        dyn = ir.ShapedType.get_dynamic_size()
+        layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), [1])
+        vt = ir.MemRefType.get([dyn], mt.element_type, layout, mt.memory_space)
+        v = memref.ReinterpretCastOp(vt, mem, [offset], [total], [], [dyn], [dyn], [1]).result
+        views.append((mem, v))
+        return v
+
+    for o in body_ops:
+        if any(o == x for x in plan.flat):
+            if o.name == "memref.load":
+                mem = o.operands[0]
+                et = ir.MemRefType(mem.type).element_type
+                ld = vector.LoadOp(ir.VectorType.get([W], et), view(mem), [first],
+                                   alignment=W * _ITEMSIZE[str(et)]).result
+                for j, lane in enumerate(lanes):
+                    lane[o.results[0]] = vector.ExtractOp(ld, [], [j]).result
+            else:
+                mem = o.operands[1]
+                et = ir.MemRefType(mem.type).element_type
+                vals = [lane.get(o.operands[0], o.operands[0]) for lane in lanes]
+                vec = vector.FromElementsOp(ir.VectorType.get([W], et), vals).result
+                vector.StoreOp(vec, view(mem), [first], alignment=W * _ITEMSIZE[str(et)])
+        elif any(o == x for x in plan.uniform):
+            _clone_mapped(o, lanes[0])
+            _clone_mapped(o, lanes[-1])
+            ra, rb = lanes[0][o.results[0]], lanes[-1][o.results[0]]
+            for j in range(1, W - 1):
+                lanes[j][o.results[0]] = arith.SelectOp(crossed[j], rb, ra).result
+        else:
+            for lane in lanes:
+                _clone_mapped(o, lane)
 
 
 class _RowRegisters:

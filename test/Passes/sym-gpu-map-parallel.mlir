@@ -8,6 +8,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel --cse | filecheck %s --check-prefix=REG
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='column-reductions=0' | filecheck %s --check-prefix=COL0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 row-scalar-elements=2' | filecheck %s --check-prefix=SCAL2
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='flat-vectors=0' | filecheck %s --check-prefix=FLAT0
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -448,6 +449,120 @@ func.func @vector_split(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf
     %w = memref.load %b[%i] : memref<?xf32>
     %s = arith.addf %v, %w : f32
     memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Odd innermost sizes (a conv block's N x C x H*W with H*W odd): when the plain 128-bit path's check
+// fails, the flat path takes 8 consecutive elements of the whole iteration space per thread, if x
+// and y are contiguous over it (strides checked against the trips) and aligned, and H*W >= 8 (a
+// vector spans at most two channels). x and y are one vector access each at the thread's first
+// linear index of a 1-D view; the per-channel scale is loaded for the first lane's channel and the
+// last lane's, and each lane selects its own. The last thread's partial vector goes element by
+// element; else the scalar mapping. `flat-vectors=0` turns it off.
+// VEC-LABEL: func.func @flat_per_channel
+// VEC:       %[[C:.*]] = memref.dim %arg0, %c1
+// VEC:       %[[TRIP:.*]] = memref.dim %arg0, %c2
+// VEC:       gpu.launch
+// VEC:         vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}] {{.*}} : memref<?x?x?xbf16>, vector<8xbf16>
+// VEC:       } else {
+// VEC:         %[[LONG:.*]] = arith.cmpi uge, %[[TRIP]], %c8
+// VEC:         memref.extract_strided_metadata %arg0
+// VEC:         arith.muli %strides{{.*}}#1, %[[C]] : index
+// VEC:         memref.extract_strided_metadata %arg2
+// VEC:         scf.if
+// VEC:           %[[FIRST:.*]] = arith.muli %{{.*}}, %c8
+// VEC:           %[[END:.*]] = arith.addi %[[FIRST]], %c8
+// VEC:           %[[WHOLE:.*]] = arith.cmpi ule, %[[END]]
+// VEC:           scf.if %[[WHOLE]] {
+// VEC:             %[[K0:.*]] = arith.remui %[[FIRST]], %[[TRIP]]
+// VEC:             %[[Q0:.*]] = arith.divui %[[FIRST]], %[[TRIP]]
+// VEC:             %[[CH0:.*]] = arith.remui %[[Q0]], %[[C]]
+// VEC:             %[[LAST:.*]] = arith.addi %[[FIRST]], %c7
+// VEC:             %[[Q7:.*]] = arith.divui %[[LAST]], %[[TRIP]]
+// VEC:             %[[CH7:.*]] = arith.remui %[[Q7]], %[[C]]
+// VEC:             %[[S1:.*]] = arith.addi %[[K0]], %c1
+// VEC:             %[[X1:.*]] = arith.cmpi uge, %[[S1]], %[[TRIP]]
+// VEC:             %[[FLATX:.*]] = memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}], strides: [1]
+// VEC:             %[[V:.*]] = vector.load %[[FLATX]][%[[FIRST]]] {alignment = 16 : i64} : memref<?xbf16, strided<[1], offset: ?>>, vector<8xbf16>
+// VEC:             %[[W0:.*]] = memref.load %arg1[%[[CH0]]] : memref<?xf32>
+// VEC:             %[[W7:.*]] = memref.load %arg1[%{{.*}}] : memref<?xf32>
+// VEC:             arith.select %[[X1]], %[[W7]], %[[W0]] : f32
+// VEC-NOT:         memref.load
+// VEC:             %[[FLATY:.*]] = memref.reinterpret_cast %arg2
+// VEC:             vector.store %{{.*}}, %[[FLATY]][%[[FIRST]]] {alignment = 16 : i64}
+// VEC:           } else {
+// VEC-COUNT-8:     memref.load %arg0
+// VEC:       } else {
+// VEC-COUNT-4: memref.load %arg0
+// VEC:       gpu.terminator
+// FLAT0-LABEL: func.func @flat_per_channel
+// FLAT0-NOT:   memref.reinterpret_cast
+// FLAT0:       gpu.terminator
+func.func @flat_per_channel(%x: memref<?x?x?xbf16>, %s: memref<?xf32>, %y: memref<?x?x?xbf16>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ok = arith.constant 0 : i32
+  %n = memref.dim %x, %c0 : memref<?x?x?xbf16>
+  %c = memref.dim %x, %c1 : memref<?x?x?xbf16>
+  %hw = memref.dim %x, %c2 : memref<?x?x?xbf16>
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%n, %c, %hw) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%i, %j, %k] : memref<?x?x?xbf16>
+    %w = memref.load %s[%j] : memref<?xf32>
+    %e = arith.extf %v : bf16 to f32
+    %m = arith.mulf %e, %w : f32
+    %t = arith.truncf %m : f32 to bf16
+    memref.store %t, %y[%i, %j, %k] : memref<?x?x?xbf16>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A static innermost size that is no multiple of the width (rows of 777) takes the flat path or
+// the scalar one, without the plain 128-bit path; the column bias b[j] is loaded per lane. A
+// transposed store (y[j, i]) is not contiguous over the iteration space: no flat path.
+// VEC-LABEL: func.func @flat_static_odd_rows
+// VEC-NOT:     vector.load %arg0
+// VEC:         memref.reinterpret_cast %arg0
+// VEC:         vector.load
+// VEC-COUNT-4: memref.load %arg1
+// VEC:         vector.store
+// VEC-LABEL: func.func @no_flat_when_store_transposed
+// VEC-NOT:     memref.reinterpret_cast
+// VEC:         return
+// FLAT0-LABEL: func.func @flat_static_odd_rows
+// FLAT0-NOT:   memref.reinterpret_cast
+// FLAT0:       gpu.terminator
+func.func @flat_static_odd_rows(%x: memref<?x777xf32>, %b: memref<777xf32>, %y: memref<?x777xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c777 = arith.constant 777 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x777xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c777) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x777xf32>
+    %w = memref.load %b[%j] : memref<777xf32>
+    %s = arith.addf %v, %w : f32
+    memref.store %s, %y[%i, %j] : memref<?x777xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+func.func @no_flat_when_store_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    memref.store %v, %y[%j, %i] : memref<?x?xf32>
     scf.reduce
   }
   return %ok : i32

@@ -78,14 +78,16 @@ class Emulated:
         ints = [a for a in self.sig if a.startswith("i")]
         sizes = _symbol_values(self.ig, arrays)
         assert len(ints) == len(sizes), (self.sig, sizes)
-        for v in sizes:
-            c = ctypes.c_int64(v)
-            keep.append(c)
-            ptrs.append(ctypes.pointer(c))
-        for a in list(arrays) + list(outs):
-            d = get_ranked_memref_descriptor(a)
-            keep.append(d)
-            ptrs.append(ctypes.pointer(ctypes.pointer(d)))
+        sizes_left, buffers_left = iter(sizes), iter(list(arrays) + list(outs))
+        for t in self.sig:  # in the signature's order: Dynamo interleaves SymInts and tensors
+            if t.startswith("i"):
+                c = ctypes.c_int64(next(sizes_left))
+                keep.append(c)
+                ptrs.append(ctypes.pointer(c))
+            else:
+                d = get_ranked_memref_descriptor(next(buffers_left))
+                keep.append(d)
+                ptrs.append(ctypes.pointer(ctypes.pointer(d)))
         status = ctypes.c_int32(-1)
         self.engine.invoke("main", *ptrs, ctypes.pointer(status))
         assert status.value == 0
@@ -163,6 +165,39 @@ def test_emulated_kernel_matches_eager(kernels, name, m, n, misaligned):
     got = kernels[name]((m, n), *arrays)
     want = fn(x, *vecs).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _channel_affine(s, x, b):  # in the order Dynamo lifts them (s.view before the product)
+    return torch.relu(x * s.view(1, -1, 1, 1) + b.view(1, -1, 1, 1))
+
+
+# (N, C, H, W): H*W a multiple of 4 (the plain 128-bit path), odd H*W at least 4 (the flat path: a
+# thread's 4 elements may span two channels; a total no multiple of 4 leaves the last thread a
+# partial vector), H*W below 4 (scalar)
+CHANNEL_SIZES = [(2, 3, 4, 4), (2, 3, 5, 7), (1, 5, 3, 3), (3, 2, 1, 5), (1, 3, 1, 3), (2, 2, 1, 1)]
+
+
+@pytest.fixture(scope="module")
+def channel_kernel():
+    return Emulated(_channel_affine, [torch.randn(6), torch.randn(2, 6, 4, 5), torch.randn(6)])  # no two sizes equal
+
+
+@pytest.mark.parametrize("misaligned", [False, True])
+@pytest.mark.parametrize("shape", CHANNEL_SIZES)
+def test_per_channel_kernel_at_odd_sizes(channel_kernel, shape, misaligned):
+    """A batch-norm-like per-channel kernel (flattened to [N, C, H*W] by sym-collapse-broadcast-dims)
+    at sizes that take each of its three paths, against eager; a misaligned input takes the scalar
+    one. The mapped IR has the flat path: the 1-D views of x and the output, two loads of a
+    per-channel value (the first lane's channel and the last lane's)."""
+    assert channel_kernel.mapped_ir.count("memref.reinterpret_cast") == 2, channel_kernel.mapped_ir
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(*shape, generator=g)
+    s, b = torch.randn(shape[1], generator=g), torch.randn(shape[1], generator=g)
+    arrays = [s.numpy(), x.numpy(), b.numpy()]
+    if misaligned:
+        arrays[1] = _misaligned(arrays[1])
+    got = channel_kernel(shape, *arrays)
+    np.testing.assert_allclose(got, _channel_affine(s, x, b).numpy(), rtol=1e-6, atol=1e-6)
 
 
 def _full_sum(x):
@@ -287,6 +322,8 @@ def test_paths_present(kernels):
     longer rows), each with the two block reductions; in the first, the row is loaded once."""
     assert "vector.load" in kernels["gelu_chain"].mapped_ir and "vector.store" in kernels["gelu_chain"].mapped_ir
     assert "vector.load" in kernels["mask_add"].mapped_ir
+    # odd rows (777): the flat path, vectors over the flattened [m, n] (x and the output as 1-D views)
+    assert kernels["gelu_chain"].mapped_ir.count("memref.reinterpret_cast") == 2
     for name in ("softmax", "layernorm"):
         k = kernels[name]
         assert k.launches == 1 and k.mapped_ir.count("gpu.all_reduce") == 4, name
