@@ -6,7 +6,9 @@
 // An elementwise kernel of 256 threads asks for 6 resident blocks per SM (8 by default); a kernel
 // with a block reduction (threads wait for each other), one of 512 threads (6 blocks would not fit)
 // and those loading 80 bytes per thread (five 128-bit loads; twenty scalar f32 loads, no 128-bit
-// path) do not.
+// path) do not. An scf.if's regions are alternatives: a kernel whose 128-bit, flat and scalar paths
+// load 48 bytes each is hinted (the path that loads most counts, not their sum); loads in sequence
+// with a path add up (16 + 64 bytes: not hinted).
 // CHECK-LABEL: gpu.module @ew
 // CHECK:         gpu.func @ew{{.*}}nvvm.minctasm = 6 : i32
 // CHECK-LABEL: gpu.module @red
@@ -17,9 +19,17 @@
 // CHECK-NOT:     nvvm.minctasm
 // CHECK-LABEL: gpu.module @wide_scalar
 // CHECK-NOT:     nvvm.minctasm
+// CHECK-LABEL: gpu.module @paths
+// CHECK:         gpu.func @paths{{.*}}nvvm.minctasm = 6 : i32
+// CHECK-LABEL: gpu.module @before_paths
+// CHECK-NOT:     nvvm.minctasm
 // DEF-LABEL: gpu.module @ew
 // DEF:         gpu.func @ew{{.*}}nvvm.minctasm = 8 : i32
 // DEF-LABEL: gpu.module @red
+// DEF-NOT:     nvvm.minctasm
+// DEF-LABEL: gpu.module @paths
+// DEF:         gpu.func @paths{{.*}}nvvm.minctasm = 8 : i32
+// DEF-LABEL: gpu.module @before_paths
 // DEF-NOT:     nvvm.minctasm
 // OFF-NOT:     nvvm.minctasm
 // expected-error@+1 {{elementwise-blocks must be in 0..32, not 33}}
@@ -108,6 +118,48 @@ module attributes {gpu.container_module} {
       %v17 = memref.load %a[%c17] : memref<?xf32>
       %v18 = memref.load %a[%c18] : memref<?xf32>
       %v19 = memref.load %a[%c19] : memref<?xf32>
+      gpu.return
+    }
+  }
+  gpu.module @paths {
+    gpu.func @paths(%a: memref<?xf32>, %p: i1, %q: i1) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      scf.if %p {
+        %v0 = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+        %v1 = vector.load %a[%c4] : memref<?xf32>, vector<4xf32>
+        %v2 = vector.load %a[%c8] : memref<?xf32>, vector<4xf32>
+      } else {
+        scf.if %q {
+          %v0 = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+          %v1 = vector.load %a[%c4] : memref<?xf32>, vector<4xf32>
+          %s0 = memref.load %a[%c0] : memref<?xf32>
+          %s1 = memref.load %a[%c4] : memref<?xf32>
+          %s2 = memref.load %a[%c8] : memref<?xf32>
+          %s3 = memref.load %a[%c8] : memref<?xf32>
+        } else {
+          %v0 = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+          %v1 = vector.load %a[%c4] : memref<?xf32>, vector<4xf32>
+          %v2 = vector.load %a[%c8] : memref<?xf32>, vector<4xf32>
+        }
+      }
+      gpu.return
+    }
+  }
+  gpu.module @before_paths {
+    gpu.func @before_paths(%a: memref<?xf32>, %p: i1) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      %c12 = arith.constant 12 : index
+      %u = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+      scf.if %p {
+        %v0 = vector.load %a[%c0] : memref<?xf32>, vector<4xf32>
+        %v1 = vector.load %a[%c4] : memref<?xf32>, vector<4xf32>
+        %v2 = vector.load %a[%c8] : memref<?xf32>, vector<4xf32>
+        %v3 = vector.load %a[%c12] : memref<?xf32>, vector<4xf32>
+      }
       gpu.return
     }
   }
