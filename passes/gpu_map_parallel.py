@@ -2199,14 +2199,16 @@ def _emit_flat_body(plan: _FlatPlan, args: list, body_ops: list, first: ir.Value
             if m == mem:
                 return v
         mt = ir.MemRefType(mem.type)
-        offset = list(memref.ExtractStridedMetadataOp(mem).results)[1]
+        # from the base buffer, not `mem`: sym-gpu-dynamic-offsets rewrites a buffer with a static
+        # offset (a slice) by its metadata and rejects views of it inside a launch
+        base, offset = list(memref.ExtractStridedMetadataOp(mem).results)[:2]
         total = trips[0]
         for t in trips[1:]:
             total = arith.MulIOp(total, t).result
         dyn = ir.ShapedType.get_dynamic_size()
         layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), [1])
         vt = ir.MemRefType.get([dyn], mt.element_type, layout, mt.memory_space)
-        v = memref.ReinterpretCastOp(vt, mem, [offset], [total], [], [dyn], [dyn], [1]).result
+        v = memref.ReinterpretCastOp(vt, base, [offset], [total], [], [dyn], [dyn], [1]).result
         views.append((mem, v))
         return v
 

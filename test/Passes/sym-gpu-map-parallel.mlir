@@ -486,13 +486,15 @@ func.func @vector_split(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf
 // VEC:             %[[CH7:.*]] = arith.remui %[[Q7]], %[[C]]
 // VEC:             %[[S1:.*]] = arith.addi %[[K0]], %c1
 // VEC:             %[[X1:.*]] = arith.cmpi uge, %[[S1]], %[[TRIP]]
-// VEC:             %[[FLATX:.*]] = memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}], strides: [1]
+// VEC:             %[[BASEX:[^,]*]], %[[OFFX:[^,]*]], %{{.*}} = memref.extract_strided_metadata %arg0
+// VEC:             %[[FLATX:.*]] = memref.reinterpret_cast %[[BASEX]] to offset: [%[[OFFX]]], sizes: [%{{.*}}], strides: [1]
 // VEC:             %[[V:.*]] = vector.load %[[FLATX]][%[[FIRST]]] {alignment = 16 : i64} : memref<?xbf16, strided<[1], offset: ?>>, vector<8xbf16>
 // VEC:             %[[W0:.*]] = memref.load %arg1[%[[CH0]]] : memref<?xf32>
 // VEC:             %[[W7:.*]] = memref.load %arg1[%{{.*}}] : memref<?xf32>
 // VEC:             arith.select %[[X1]], %[[W7]], %[[W0]] : f32
 // VEC-NOT:         memref.load
-// VEC:             %[[FLATY:.*]] = memref.reinterpret_cast %arg2
+// VEC:             memref.extract_strided_metadata %arg2
+// VEC:             %[[FLATY:.*]] = memref.reinterpret_cast
 // VEC:             vector.store %{{.*}}, %[[FLATY]][%[[FIRST]]] {alignment = 16 : i64}
 // VEC:           } else {
 // VEC-COUNT-8:     memref.load %arg0
@@ -529,7 +531,8 @@ func.func @flat_per_channel(%x: memref<?x?x?xbf16>, %s: memref<?xf32>, %y: memre
 // transposed store (y[j, i]) is not contiguous over the iteration space: no flat path.
 // VEC-LABEL: func.func @flat_static_odd_rows
 // VEC-NOT:     vector.load %arg0
-// VEC:         memref.reinterpret_cast %arg0
+// VEC:         memref.extract_strided_metadata %arg0
+// VEC:         memref.reinterpret_cast
 // VEC:         vector.load
 // VEC-COUNT-4: memref.load %arg1
 // VEC:         vector.store

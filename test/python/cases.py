@@ -368,10 +368,35 @@ class _ConvReturned(nn.Module):
 
 add(Case("conv_bias_returned", _module(lambda: _ConvReturned()), lambda n: (randn(n, 2, 4, n + 3, n + 5),),
          atol=1e-4, rtol=1e-4))
+def _channel_norm() -> nn.Module:
+    """Batch norm (eval) with random statistics and affine parameters, then ReLU: per-channel values
+    that differ, so a lane reading another channel's would show."""
+    bn = nn.BatchNorm2d(5)
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(5))
+        bn.running_var.copy_(torch.rand(5) + 0.5)
+        bn.weight.copy_(torch.randn(5))
+        bn.bias.copy_(torch.randn(5))
+    return nn.Sequential(bn, nn.ReLU())
+
+
+# H*W no multiple of the width (54, 154: the flat 128-bit path, a thread's lanes spanning two channels;
+# totals of 810 and 2310 leave a partial last vector) and a multiple of it (460: the plain path)
+add(Case("channel_norm_odd_sizes", _module(_channel_norm), lambda n: (randn(n, 3, 5, n + 3, n + 6),)))
+
+
 add(Case("conv1d_grouped_dilated", _module(lambda: nn.Conv1d(4, 8, 3, padding=2, dilation=2, groups=2)),
          lambda n: (randn(n, 3, 4, n + 6),), atol=1e-4, rtol=1e-4))
 add(Case("conv3d_transposed2d", _module(lambda: _Conv3dThenTransposed()),
          lambda n: (randn(n, 1, 2, n + 10, n + 12, 3), randn(n + 1, 2, 4, n + 4, n + 4)), sizes=(3, 5, 8), atol=1e-4, rtol=1e-4))
+
+
+@case(inputs=lambda n: (randn(n, n + 1, 2 * n + 7),))
+def odd_slices(x):
+    """Elementwise over slices with static offsets at odd row lengths (the flat path's 1-D views of a
+    slice; its rows are not contiguous over the iteration space, so the scalar path runs for it)."""
+    a, b = x[:, 1:], x[:, :-1]
+    return a * 2 + b, torch.exp(x[:, 3:]) - 1
 
 
 @case(inputs=lambda n: (randn(n, n, 10),))
