@@ -162,7 +162,7 @@ class GpuMapParallel(SymPass):
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
                "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int,
                "column-reductions": int, "column-threads": int, "column-min-rows": int, "row-scalar-elements": int,
-               "flat-vectors": int}
+               "flat-vectors": int, "peel-rows": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -176,6 +176,7 @@ class GpuMapParallel(SymPass):
     column_min_rows = 16  # ... each reducing at least this many rows
     row_scalar_elements = 8  # elements per thread and step of a block reduction's scalar path (odd rows)
     flat_vectors = 1  # elementwise launches at odd innermost sizes: vectors over the flattened space
+    peel_rows = 1  # row loops and block reductions at odd row lengths: aligned vectors between head and tail
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -189,6 +190,7 @@ class GpuMapParallel(SymPass):
         self.columns = bool(getattr(self, "column-reductions", type(self).column_reductions))
         self.row_scalar = max(1, getattr(self, "row-scalar-elements", self.row_scalar_elements))
         self.flat = bool(getattr(self, "flat-vectors", type(self).flat_vectors))
+        self.peel = bool(getattr(self, "peel-rows", type(self).peel_rows))
         self.column_chunking = (max(1, getattr(self, "column-threads", self.column_threads)),
                                 max(1, getattr(self, "column-min-rows", self.column_min_rows)))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
@@ -884,6 +886,33 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
             return rfor.results[0]
 
+        def peeled_partial(p0: ir.Value, vend: ir.Value) -> ir.Value:
+            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
+            U = self.red_vectors
+            W = arith.ConstantOp(idx, plan.width).result
+            row_step = arith.MulIOp(bdim, W).result
+            rfor = scf.ForOp(arith.AddIOp(p0, arith.MulIOp(tx, W).result).result, vend,
+                             arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
+            with ir.InsertionPoint(rfor.body):
+                iv = rfor.induction_variable
+                vals = []
+                for u in range(U):
+                    pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, vend).result if u else None
+                    safe = arith.SelectOp(ok, pos, iv).result if u else pos
+                    lanes = _emit_vector_body(plan, for_ivs, m.value_ops, [safe])
+                    v = tree([lane.get(m.value, m.value) for lane in lanes])
+                    vals.append(arith.SelectOp(ok, v, ident).result if u else v)
+                scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
+            count = arith.AddIOp(p0, arith.SubIOp(end, vend).result).result
+            rest = scf.ForOp(tx, count, bdim, [rfor.results[0]])
+            with ir.InsertionPoint(rest.body):
+                mapping = {for_ivs[0]: _leftover_index(rest.induction_variable, p0, vend)}
+                for o in m.value_ops:
+                    _clone_mapped(o, mapping)
+                scf.YieldOp([comb(rest.inner_iter_args[0], mapping.get(m.value, m.value))])
+            return rest.results[0]
+
         def register_partial() -> ir.Value:
             vals = []
             for ok, safe in regs.slots:
@@ -900,8 +929,20 @@ class GpuMapParallel(SymPass):
                 split = scf.IfOp(_vector_ok(plan, m.red_trips[-1]), [T], has_else=True)
                 with ir.InsertionPoint(split.then_block):
                     scf.YieldOp([vector_partial()])
+                peel = (_peel_accesses(plan, for_ivs[0], red_blocks, {})
+                        if self.peel and lo is None and len(for_ivs) == 1 and _odd_length(end, plan.width) else None)
                 with ir.InsertionPoint(split.else_block):
-                    scf.YieldOp([scalar_partial()])
+                    if peel:
+                        ok, p0, vend = _peel_split(plan, peel, end)
+                        odd = scf.IfOp(ok, [T], has_else=True)
+                        with ir.InsertionPoint(odd.then_block):
+                            scf.YieldOp([peeled_partial(p0, vend)])
+                        with ir.InsertionPoint(odd.else_block):
+                            scf.YieldOp([scalar_partial()])
+                        scf.YieldOp([odd.results[0]])
+                        self.bump("peeled-reductions")
+                    else:
+                        scf.YieldOp([scalar_partial()])
                 partial = split.results[0]
                 self.bump("vectorized-reductions")
         with ir.InsertionPoint(before), root.location:
@@ -1103,6 +1144,22 @@ class GpuMapParallel(SymPass):
             with ir.InsertionPoint(y):
                 _emit_vector_body(plan, args, body_ops, row_ivs + _delinearize(loop.induction_variable, inner))
 
+        def peeled_loop(p0: ir.Value, vend: ir.Value) -> None:
+            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
+            W = arith.ConstantOp(idx, plan.width).result
+            loop = scf.ForOp(arith.AddIOp(p0, arith.MulIOp(tx, W).result).result, vend, arith.MulIOp(bdim, W).result)
+            with ir.InsertionPoint(loop.body):
+                y = scf.YieldOp([])
+            with ir.InsertionPoint(y):
+                _emit_vector_body(plan, args, body_ops, row_ivs + [loop.induction_variable])
+            count = arith.AddIOp(p0, arith.SubIOp(ninner, vend).result).result
+            rest = scf.ForOp(tx, count, bdim)
+            with ir.InsertionPoint(rest.body):
+                y = scf.YieldOp([])
+            with ir.InsertionPoint(y):
+                e = _leftover_index(rest.induction_variable, p0, vend)
+                _clone_elements([(None, dict(zip(args, row_ivs + [e])))], body_ops)
+
         def register_slots() -> None:
             stores: list = []
             for ok, safe in regs.slots:
@@ -1124,8 +1181,21 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(split.then_block):
                     vector_loop()
                     scf.YieldOp([])
+                peel = (_peel_accesses(plan, args[-1], [pbody], dict(zip(args[:-1], row_ivs)))
+                        if self.peel and len(inner) == 1 and _odd_length(inner[0], plan.width) else None)
                 with ir.InsertionPoint(split.else_block):
-                    scalar_loop()
+                    if peel:
+                        ok, p0, vend = _peel_split(plan, peel, ninner)
+                        odd = scf.IfOp(ok, has_else=True)
+                        with ir.InsertionPoint(odd.then_block):
+                            peeled_loop(p0, vend)
+                            scf.YieldOp([])
+                        with ir.InsertionPoint(odd.else_block):
+                            scalar_loop()
+                            scf.YieldOp([])
+                        self.bump("peeled-row-loops")
+                    else:
+                        scalar_loop()
                     scf.YieldOp([])
                 self.bump("vectorized-row-loops")
         p.erase()
@@ -2026,6 +2096,76 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
         if mt.rank:
             ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, strides[-1], one).result).result
     return ok
+
+
+def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict) -> list | None:
+    """(buffer, outer index values) of each vector access when the row loop over `inner` can take
+    the peeled path (_peel_split): every vector access's last index is `inner` itself and its other
+    indices are loop variables of the rows (`outer` maps them to their values) or values from outside
+    the loop body. Else None (a concat's `inner mod C`, a broadcast select, index arithmetic)."""
+    seen: list = []
+    for o in plan.vector:
+        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
+        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        if not idxs or idxs[-1] != inner:
+            return None
+        vals = []
+        for v in idxs[:-1]:
+            v = outer.get(v, v)
+            if _defined_in(v, blocks):
+                return None
+            vals.append(v)
+        if not any(m == mem and all(a == b for a, b in zip(vs, vals)) for m, vs in seen):
+            seen.append((mem, vals))
+    return seen
+
+
+def _odd_length(n: ir.Value, width: int) -> bool:
+    """Whether a row of length `n` may be no multiple of `width` (dynamic, or a static odd length): a
+    static multiple takes the plain 128-bit path when its buffers are aligned, and no peeled one."""
+    c = _const(n)
+    return not (isinstance(c, int) and c % width == 0)
+
+
+def _peel_split(plan: _VectorPlan, accesses: list, n: ir.Value) -> tuple:
+    """Rows whose length is no multiple of the width (odd rows: each starts at another alignment),
+    under (i1 ok, p, vend): every vector-accessed buffer is 16-byte aligned with a unit innermost
+    stride and its row starts at the same element offset modulo the width, so the row's elements
+    p .. vend - 1 (p < width: the first aligned one; vend - p a multiple of the width) are whole
+    aligned vectors; the other elements (head and tail, fewer than two vectors) go one by one."""
+    from torch_mlir.dialects import memref
+
+    idx = ir.IndexType.get()
+    w = arith.ConstantOp(idx, plan.width).result
+    zero = arith.ConstantOp(idx, 0).result
+    one = arith.ConstantOp(idx, 1).result
+    ok, mis0 = None, None
+    for mem, outer in accesses:
+        mt = ir.MemRefType(mem.type)
+        nbytes = arith.ConstantOp(idx, plan.width * _ITEMSIZE[str(mt.element_type)]).result
+        ptr = memref.ExtractAlignedPointerAsIndexOp(mem).result
+        c = arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemUIOp(ptr, nbytes).result, zero).result
+        res = list(memref.ExtractStridedMetadataOp(mem).results)
+        offset, strides = res[1], res[2 + mt.rank:]
+        c = arith.AndIOp(c, arith.CmpIOp(arith.CmpIPredicate.eq, strides[-1], one).result).result
+        start = offset
+        for v, st in zip(outer, strides[:-1]):
+            start = arith.AddIOp(start, arith.MulIOp(v, st).result).result
+        mis = arith.RemUIOp(start, w).result
+        if mis0 is None:
+            mis0 = mis
+        else:
+            c = arith.AndIOp(c, arith.CmpIOp(arith.CmpIPredicate.eq, mis, mis0).result).result
+        ok = c if ok is None else arith.AndIOp(ok, c).result
+    p = arith.MinUIOp(arith.RemUIOp(arith.SubIOp(w, mis0).result, w).result, n).result
+    vend = arith.AddIOp(p, arith.MulIOp(arith.DivUIOp(arith.SubIOp(n, p).result, w).result, w).result).result
+    return ok, p, vend
+
+
+def _leftover_index(k: ir.Value, p: ir.Value, vend: ir.Value) -> ir.Value:
+    """The element of leftover ordinal k: the head's k (k < p), else the tail's vend + k - p."""
+    head = arith.CmpIOp(arith.CmpIPredicate.ult, k, p).result
+    return arith.SelectOp(head, k, arith.SubIOp(arith.AddIOp(vend, k).result, p).result).result
 
 
 def _emit_vector_body(plan: _VectorPlan, args: list, body_ops: list, ivs: list,

@@ -9,6 +9,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='column-reductions=0' | filecheck %s --check-prefix=COL0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 row-scalar-elements=2' | filecheck %s --check-prefix=SCAL2
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='flat-vectors=0' | filecheck %s --check-prefix=FLAT0
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='peel-rows=0' | filecheck %s --check-prefix=PEEL0
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -216,6 +217,7 @@ func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 
 // bf16 rows: the block size counts bytes, so a thread takes up to 32 elements (4 vectors of 8), as
 // many loads in flight as float32's 16; rows held in registers are 4 vectors of 8 bf16 a thread too.
+// The peeled path (odd row lengths, below) takes 4 vectors a step too.
 // CHECK-LABEL: func.func @row_sum_bf16
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
 // CHECK:       %[[L2:.*]] = arith.cmpi ule, %[[N]], %c4096
@@ -224,6 +226,9 @@ func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 // CHECK:       arith.select %[[L0]], %c32, %{{.*}} : index
 // REG-LABEL: func.func @row_sum_bf16
 // REG:         gpu.launch
+// REG-COUNT-4:   vector.load %arg0{{.*}} : memref<?x?xbf16>, vector<8xbf16>
+// REG-NOT:       vector.load
+// REG:           } else {
 // REG-COUNT-4:   vector.load %arg0{{.*}} : memref<?x?xbf16>, vector<8xbf16>
 // REG-NOT:       vector.load
 // REG:           gpu.all_reduce add
@@ -566,6 +571,63 @@ func.func @no_flat_when_store_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32
   scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
     %v = memref.load %x[%i, %j] : memref<?x?xf32>
     memref.store %v, %y[%j, %i] : memref<?x?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Odd row lengths in a block reduction: each row starts at another alignment, so the plain 128-bit
+// path's check fails. When every vector-accessed buffer is 16-byte aligned and its rows start at the
+// same element offset modulo the width, the row's elements p .. vend - 1 (p: the first aligned one,
+// at most the row's length; vend - p a multiple of 8) are whole aligned vector loads, and the head
+// and tail elements are taken one per thread; else the scalar loop. `peel-rows=0` turns it off.
+// VEC-LABEL: func.func @row_sum_odd
+// VEC:       %[[N:.*]] = memref.dim %arg0, %c1
+// VEC:       gpu.launch
+// VEC:         vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xbf16>, vector<8xbf16>
+// VEC:       } else {
+// VEC:         memref.extract_strided_metadata %arg0
+// VEC:         %[[START:.*]] = arith.addi %offset{{.*}}, %{{.*}} : index
+// VEC:         %[[MIS:.*]] = arith.remui %[[START]], %c8
+// VEC:         %[[TO:.*]] = arith.subi %c8{{.*}}, %[[MIS]]
+// VEC:         %[[P:.*]] = arith.remui %[[TO]], %c8
+// VEC:         %[[P0:.*]] = arith.minui %[[P]], %[[N]]
+// VEC:         %[[VEND:.*]] = arith.addi %[[P0]], %{{.*}} : index
+// VEC:         scf.if
+// VEC:           %[[FROM:.*]] = arith.addi %[[P0]], %{{.*}} : index
+// VEC:           scf.for %[[J:.*]] = %[[FROM]] to %[[VEND]]
+// VEC:             vector.load %arg0[%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<?x?xbf16>, vector<8xbf16>
+// VEC:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// VEC:             %[[HEAD:.*]] = arith.cmpi ult, %[[K]], %[[P0]]
+// VEC:             %[[E:.*]] = arith.select %[[HEAD]], %[[K]], %{{.*}} : index
+// VEC:             memref.load %arg0[%{{.*}}, %[[E]]] : memref<?x?xbf16>
+// VEC:         } else {
+// VEC-COUNT-8:   memref.load %arg0
+// VEC:       gpu.all_reduce add
+// PEEL0-LABEL: func.func @row_sum_odd
+// PEEL0-NOT:   arith.minui
+// PEEL0:       gpu.all_reduce add
+func.func @row_sum_odd(%x: memref<?x?xbf16>, %y: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xbf16>
+  %n = memref.dim %x, %c1 : memref<?x?xbf16>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %y[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xbf16>
+      %e = arith.extf %v : bf16 to f32
+      %a = memref.load %y[%i] : memref<?xf32>
+      %s = arith.addf %a, %e : f32
+      memref.store %s, %y[%i] : memref<?xf32>
+    }
     scf.reduce
   }
   return %ok : i32

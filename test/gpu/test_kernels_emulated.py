@@ -131,7 +131,9 @@ def _mask_add(x, w):
     return torch.where(x > 0, x * w, x - w)
 
 
-SIZES = [(5, 8), (3, 777), (33, 12), (1, 1), (2, 4096)]
+# odd row lengths (777, 13, 1031, 3) take the peeled path of row loops and block reductions: rows start
+# at every alignment, a head and a tail around whole vectors (3: shorter than a vector, no vector)
+SIZES = [(5, 8), (3, 777), (33, 12), (1, 1), (2, 4096), (7, 13), (4, 3), (9, 1031)]
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +200,18 @@ def test_per_channel_kernel_at_odd_sizes(channel_kernel, shape, misaligned):
         arrays[1] = _misaligned(arrays[1])
     got = channel_kernel(shape, *arrays)
     np.testing.assert_allclose(got, _channel_affine(s, x, b).numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("misaligned", [False, True])
+@pytest.mark.parametrize("m,n", [(5, 8), (7, 13), (9, 1031), (4, 3)])
+def test_row_sums_at_odd_lengths(m, n, misaligned):
+    """A block reduction per row (x * x summed over the row): odd lengths take the peeled path."""
+    k = Emulated(lambda x: (x * x).sum(-1), [torch.randn(6, 16)])
+    assert "memref.alloc" not in k.mapped_ir
+    x = torch.randn(m, n, generator=torch.Generator().manual_seed(m * n))
+    a = _misaligned(x.numpy()) if misaligned else x.numpy()
+    got = k.run_outputs([np.zeros((m,), dtype=np.float32)], a)[0]
+    np.testing.assert_allclose(got, (x * x).sum(-1).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def _full_sum(x):
