@@ -918,7 +918,17 @@ class GpuMapParallel(SymPass):
             for ok, safe in regs.slots:
                 lanes = _emit_vector_body(plan, for_ivs, m.value_ops, [safe], regs)
                 vals.append(arith.SelectOp(ok, tree([lane.get(m.value, m.value) for lane in lanes]), ident).result)
-            return tree(vals)
+            total = tree(vals)
+            if regs.leftover is not None:  # odd rows: the head and tail elements, one per thread
+                count, p0, vend = regs.leftover
+                rest = scf.ForOp(tx, count, bdim, [total])
+                with ir.InsertionPoint(rest.body):
+                    mapping = {for_ivs[0]: _leftover_index(rest.induction_variable, p0, vend)}
+                    for o in m.value_ops:
+                        _clone_mapped(o, mapping)
+                    scf.YieldOp([comb(rest.inner_iter_args[0], mapping.get(m.value, m.value))])
+                total = rest.results[0]
+            return total
 
         with ir.InsertionPoint(before), root.location:
             if regs is not None:
@@ -1003,8 +1013,27 @@ class GpuMapParallel(SymPass):
             self._emit_row_group(loops, folds, keeps, row_ivs, tx, bdim, term, None)
         else:
             width, nslots, ninner, plans = regs
+            accesses = None
+            if self.peel and _odd_length(ninner, width):
+                # odd rows: the row held in registers from its first aligned element (see _peel_split),
+                # the head and tail elements one per thread; aligned rows take it with p = 0
+                accesses = []
+                for plan, (inner_v, blocks, rows_of) in zip(plans, self._reg_peel_info):
+                    acc = _peel_accesses(plan, inner_v, blocks, dict(zip(rows_of, row_ivs)))
+                    if acc is None:
+                        accesses = None
+                        break
+                    accesses += acc
+            peel = None
             with ir.InsertionPoint(term), loops[0].location:
-                fits = self._row_fits(plans, ninner, bdim, width * nslots)
+                if accesses:
+                    ok, p0, vend = _peel_split(_VectorPlan(width, [], []), accesses, ninner)
+                    cap = arith.MulIOp(bdim, arith.ConstantOp(ir.IndexType.get(), width * nslots).result).result
+                    fits = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.ule, ninner, cap).result).result
+                    fits = arith.AndIOp(fits, arith.CmpIOp(arith.CmpIPredicate.ugt, vend, p0).result).result
+                    peel = (p0, vend)
+                else:
+                    fits = self._row_fits(plans, ninner, bdim, width * nslots)
                 split = scf.IfOp(fits, has_else=True)
                 with ir.InsertionPoint(split.then_block):
                     in_regs = scf.YieldOp([])
@@ -1012,7 +1041,9 @@ class GpuMapParallel(SymPass):
                     in_memory = scf.YieldOp([])
             clones = [o.clone(ir.InsertionPoint(loops[0])) for o in loops]
             with ir.InsertionPoint(in_regs), loops[0].location:
-                rr = _RowRegisters(width, nslots, ninner, tx, bdim, loops)
+                rr = _RowRegisters(width, nslots, ninner, tx, bdim, loops, peel)
+            if peel is not None:
+                self.bump("peeled-rows-in-registers")
             self._emit_row_group(clones, folds, keeps, row_ivs, tx, bdim, in_regs, rr)
             self._emit_row_group(loops, folds, keeps, row_ivs, tx, bdim, in_memory, None)
             self.bump("rows-in-registers")
@@ -1060,6 +1091,7 @@ class GpuMapParallel(SymPass):
         if not (self.vectorize and self.row_regs):
             return None
         width, ninner, plans = None, None, []
+        self._reg_peel_info = []  # per plan: (innermost variable, blocks, row variables of its loop)
         for i, (o, m) in enumerate(zip(loops, reds)):
             if i in folds.values():
                 continue
@@ -1069,6 +1101,8 @@ class GpuMapParallel(SymPass):
                 blocks = [f.regions[0].blocks[0] for f in m.fors]
                 plan = _vector_plan([b.arguments[0] for b in blocks], m.value_ops, blocks, need_store=False)
                 n = m.red_trips[0]
+                rows_of = list(m.parallel.regions[0].blocks[0].arguments) if m.parallel is not None else []
+                self._reg_peel_info.append((blocks[0].arguments[0], blocks, rows_of))
             else:
                 inner = list(o.opview.upperBound)[k:]
                 if not inner and _fill_value(o, None) is not None:
@@ -1079,6 +1113,7 @@ class GpuMapParallel(SymPass):
                     return None
                 plan = _vector_plan(list(body.arguments), ops, [body])
                 n = inner[0]
+                self._reg_peel_info.append((body.arguments[k], [body], list(body.arguments)[:k]))
             if plan is None or (width is not None and plan.width != width):
                 return None
             if ninner is not None and not _same_sizes([n], [ninner]):
@@ -1170,6 +1205,14 @@ class GpuMapParallel(SymPass):
                     for emit in group:
                         emit()
                     scf.YieldOp([])
+            if regs.leftover is not None:  # odd rows: the head and tail elements, one per thread
+                count, p0, vend = regs.leftover
+                rest = scf.ForOp(tx, count, bdim)
+                with ir.InsertionPoint(rest.body):
+                    y = scf.YieldOp([])
+                with ir.InsertionPoint(y):
+                    e = _leftover_index(rest.induction_variable, p0, vend)
+                    _clone_elements([(None, dict(zip(args, row_ivs + [e])))], body_ops)
 
         with ir.InsertionPoint(before), p.location:
             if regs is not None and plan is not None:
@@ -2386,18 +2429,25 @@ class _RowRegisters:
     value (a residual sum written by the group's first loop, then reduced by a layer norm)."""
 
     def __init__(self, width: int, nslots: int, n: ir.Value, tx: ir.Value, bdim: ir.Value,
-                 loops: list[ir.Operation]) -> None:
+                 loops: list[ir.Operation], peel: tuple | None = None) -> None:
         idx = ir.IndexType.get()
         w = arith.ConstantOp(idx, width).result
         zero = arith.ConstantOp(idx, 0).result
         step = arith.MulIOp(bdim, w).result
         pos = arith.MulIOp(tx, w).result
+        end, first = n, zero
+        self.leftover = None  # odd rows (`peel` = (p, vend)): (count, p, vend) of the head and tail elements
+        if peel is not None:
+            p0, end = peel
+            first = p0  # an aligned vector of the row (the split asks vend > p): where idle slots load
+            pos = arith.AddIOp(p0, pos).result
+            self.leftover = (arith.AddIOp(p0, arith.SubIOp(n, end).result).result, p0, end)
         self.slots = []
         for s in range(nslots):
             if s:
                 pos = arith.AddIOp(pos, step).result
-            ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, n).result
-            self.slots.append((ok, arith.SelectOp(ok, pos, zero).result))
+            ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, end).result
+            self.slots.append((ok, arith.SelectOp(ok, pos, first).result))
         self.written = [_root(mem) for o in loops for op, mem, _ in _accesses(o)
                         if op.name == "memref.store" and mem is not None]
         self.loads: dict = {}

@@ -801,8 +801,10 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // By default, rows of at most 64 bytes per thread (4 vectors of 4 f32) are held in registers, a
 // runtime split: each thread loads its vectors once (4 loads at tx*4 + s*bdim*4, each masked to the
 // row), every loop works on them, so the exp of the sum is the exp the normalization divides (one
-// math.exp per element, after CSE); the stores go under each vector's bounds check. Longer rows and unaligned
-// buffers take the loops (else branch).
+// math.exp per element, after CSE); the stores go under each vector's bounds check. The row length is
+// dynamic, so the row is held from its first aligned element (%PEEL, 0 for aligned rows): the head
+// and tail elements of odd rows (fewer than 8) go one per thread in a loop after each loop's
+// vectors. Longer rows and unaligned buffers take the loops (else branch).
 // REG-LABEL: func.func @softmax_rows
 // REG-SAME:      (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
 // REG:         %[[N:.*]] = memref.dim %[[X]], %c1
@@ -811,13 +813,18 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // REG:           arith.cmpi ule, %[[N]], %[[CAP]]
 // REG:           scf.if %[[FITS:.*]] {
 // REG-NOT:         scf.for
-// REG:             %[[P0:.*]] = arith.muli %[[TX]], %c4{{.*}}
-// REG:             %[[OK0:.*]] = arith.cmpi ult, %[[P0]], %[[N]]
-// REG:             %[[S0:.*]] = arith.select %[[OK0]], %[[P0]], %c0{{.*}}
+// REG:             %[[Q0:.*]] = arith.muli %[[TX]], %c4{{.*}}
+// REG:             %[[P0:.*]] = arith.addi %[[PEEL:.*]], %[[Q0]]
+// REG:             %[[OK0:.*]] = arith.cmpi ult, %[[P0]], %[[VEND:.*]] : index
+// REG:             %[[S0:.*]] = arith.select %[[OK0]], %[[P0]], %[[PEEL]]
 // REG-COUNT-4:     vector.load %[[X]][%[[BX]], %{{.*}}]
 // REG-NOT:         vector.load
+// REG:             scf.for
+// REG:               memref.load %[[X]]
 // REG:             gpu.all_reduce maximumf
 // REG-COUNT-16:    math.exp
+// REG:             scf.for
+// REG:               math.exp
 // REG-NOT:         math.exp
 // REG:             gpu.all_reduce add
 // REG-NOT:         vector.load
@@ -826,6 +833,9 @@ func.func @no_vector_when_transposed(%x: memref<?x?xf32>, %y: memref<?x?xf32>) -
 // REG:             scf.if %[[OK0]] {
 // REG-NEXT:          vector.store %{{.*}}, %[[Y]][%[[BX]], %[[S0]]]
 // REG-COUNT-3:     vector.store %{{.*}}, %[[Y]]
+// REG:             scf.for
+// REG:               math.exp
+// REG:               memref.store %{{.*}}, %[[Y]]
 // REG:           } else {
 // REG:             scf.for
 // REG:           gpu.terminator
