@@ -900,7 +900,7 @@ class GpuMapParallel(SymPass):
                     pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
                     ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, vend).result if u else None
                     safe = arith.SelectOp(ok, pos, iv).result if u else pos
-                    lanes = _emit_vector_body(_peeled_plan(plan), for_ivs, m.value_ops, [safe])
+                    lanes = _emit_vector_body(plan, for_ivs, m.value_ops, [safe])
                     v = tree([lane.get(m.value, m.value) for lane in lanes])
                     vals.append(arith.SelectOp(ok, v, ident).result if u else v)
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
@@ -939,7 +939,7 @@ class GpuMapParallel(SymPass):
                 split = scf.IfOp(_vector_ok(plan, m.red_trips[-1]), [T], has_else=True)
                 with ir.InsertionPoint(split.then_block):
                     scf.YieldOp([vector_partial()])
-                peel = (_peel_accesses(plan, for_ivs[0], red_blocks, {}, per_lane_invariant=True)
+                peel = (_peel_accesses(plan, for_ivs[0], red_blocks, {})
                         if self.peel and lo is None and len(for_ivs) == 1 and _odd_length(end, plan.width) else None)
                 with ir.InsertionPoint(split.else_block):
                     if peel:
@@ -1186,7 +1186,7 @@ class GpuMapParallel(SymPass):
             with ir.InsertionPoint(loop.body):
                 y = scf.YieldOp([])
             with ir.InsertionPoint(y):
-                _emit_vector_body(_peeled_plan(plan), args, body_ops, row_ivs + [loop.induction_variable])
+                _emit_vector_body(plan, args, body_ops, row_ivs + [loop.induction_variable])
             count = arith.AddIOp(p0, arith.SubIOp(ninner, vend).result).result
             rest = scf.ForOp(tx, count, bdim)
             with ir.InsertionPoint(rest.body):
@@ -1224,7 +1224,7 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(split.then_block):
                     vector_loop()
                     scf.YieldOp([])
-                peel = (_peel_accesses(plan, args[-1], [pbody], dict(zip(args[:-1], row_ivs)), per_lane_invariant=True)
+                peel = (_peel_accesses(plan, args[-1], [pbody], dict(zip(args[:-1], row_ivs)))
                         if self.peel and len(inner) == 1 and _odd_length(inner[0], plan.width) else None)
                 with ir.InsertionPoint(split.else_block):
                     if peel:
@@ -2141,20 +2141,15 @@ def _vector_ok(plan: _VectorPlan, inner_trip: ir.Value) -> ir.Value:
     return ok
 
 
-def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict,
-                   per_lane_invariant: bool = False) -> list | None:
+def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict) -> list | None:
     """(buffer, outer index values) of each vector access when the row loop over `inner` can take
     the peeled path (_peel_split): every vector access's last index is `inner` itself and its other
     indices are loop variables of the rows (`outer` maps them to their values) or values from outside
-    the loop body. Else None (a concat's `inner mod C`, a broadcast select, index arithmetic).
-    With `per_lane_invariant`, row-invariant loads (_row_invariant) are left out: the caller loads
-    them per lane (_peeled_plan)."""
+    the loop body. Else None (a concat's `inner mod C`, a broadcast select, index arithmetic)."""
     seen: list = []
     for o in plan.vector:
         mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
         idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
-        if per_lane_invariant and _row_invariant(o):
-            continue  # loaded per lane (_peeled_plan)
         if not idxs or idxs[-1] != inner:
             return None
         vals = []
@@ -2166,25 +2161,6 @@ def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict
         if not any(m == mem and all(a == b for a, b in zip(vs, vals)) for m, vs in seen):
             seen.append((mem, vals))
     return seen
-
-
-def _row_invariant(o: ir.Operation) -> bool:
-    """A vector load that reads the same elements for every row (a layer norm's weight `w[j]`, a
-    column bias): its row starts at another alignment than the rows' buffers."""
-    if o.name != "memref.load":
-        return False
-    return all(_const(v) is not None for v in list(o.operands)[1:-1])
-
-
-def _peeled_plan(plan: _VectorPlan) -> _VectorPlan:
-    """`plan` for the peeled loops: row-invariant loads per lane (an odd row's weight would rarely
-    share the row's alignment), the other accesses vectors. Rows held in registers keep them as
-    vectors (their check asks for the same alignment): loading a weight per lane there cost a
-    layer norm at aligned sizes 25 % (`h100-2026-11-27q-peel-tried-*`)."""
-    vector = [o for o in plan.vector if not _row_invariant(o)]
-    if len(vector) == len(plan.vector):
-        return plan
-    return _VectorPlan(plan.width, vector, plan.uniform, plan.not_one, plan.broadcast_loads)
 
 
 def _odd_length(n: ir.Value, width: int) -> bool:
