@@ -865,20 +865,23 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
             return rfor.results[0]
 
-        def vector_partial() -> ir.Value:
+        def vector_partial(base: ir.Value | None = None, stop: ir.Value | None = None) -> ir.Value:
+            """Vectors from `base` (a multiple of 16 elements or the peeled path's first aligned one;
+            None: 0) up to `stop` (None: the end)."""
             U = self.red_vectors  # vectors per thread and iteration: their loads are in flight together
             W = arith.ConstantOp(idx, plan.width).result
             start = arith.MulIOp(tx, W).result
-            if lo is not None:  # a multiple of 16 elements: vectors stay aligned
-                start = arith.AddIOp(lo, start).result
+            if base is not None:
+                start = arith.AddIOp(base, start).result
+            stop = end if stop is None else stop
             row_step = arith.MulIOp(bdim, W).result
-            rfor = scf.ForOp(start, end, arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
+            rfor = scf.ForOp(start, stop, arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
             with ir.InsertionPoint(rfor.body):
                 iv = rfor.induction_variable
                 vals = []
                 for u in range(U):
                     pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, end).result if u else None
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, stop).result if u else None
                     safe = arith.SelectOp(ok, pos, iv).result if u else pos
                     lanes = _emit_vector_body(plan, for_ivs, m.value_ops, _delinearize(safe, m.red_trips))
                     v = tree([lane.get(m.value, m.value) for lane in lanes])
@@ -888,24 +891,9 @@ class GpuMapParallel(SymPass):
 
         def peeled_partial(p0: ir.Value, vend: ir.Value) -> ir.Value:
             """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
-            U = self.red_vectors
-            W = arith.ConstantOp(idx, plan.width).result
-            row_step = arith.MulIOp(bdim, W).result
-            rfor = scf.ForOp(arith.AddIOp(p0, arith.MulIOp(tx, W).result).result, vend,
-                             arith.MulIOp(row_step, arith.ConstantOp(idx, U).result).result, [ident])
-            with ir.InsertionPoint(rfor.body):
-                iv = rfor.induction_variable
-                vals = []
-                for u in range(U):
-                    pos = iv if u == 0 else arith.AddIOp(iv, arith.MulIOp(row_step, arith.ConstantOp(idx, u).result).result).result
-                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, pos, vend).result if u else None
-                    safe = arith.SelectOp(ok, pos, iv).result if u else pos
-                    lanes = _emit_vector_body(plan, for_ivs, m.value_ops, [safe])
-                    v = tree([lane.get(m.value, m.value) for lane in lanes])
-                    vals.append(arith.SelectOp(ok, v, ident).result if u else v)
-                scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
+            vectors = vector_partial(p0, vend)  # one reduced dim: _delinearize is the identity
             count = arith.AddIOp(p0, arith.SubIOp(end, vend).result).result
-            rest = scf.ForOp(tx, count, bdim, [rfor.results[0]])
+            rest = scf.ForOp(tx, count, bdim, [vectors])
             with ir.InsertionPoint(rest.body):
                 mapping = {for_ivs[0]: _leftover_index(rest.induction_variable, p0, vend)}
                 for o in m.value_ops:
@@ -938,7 +926,7 @@ class GpuMapParallel(SymPass):
             else:
                 split = scf.IfOp(_vector_ok(plan, m.red_trips[-1]), [T], has_else=True)
                 with ir.InsertionPoint(split.then_block):
-                    scf.YieldOp([vector_partial()])
+                    scf.YieldOp([vector_partial(lo)])
                 peel = (_peel_accesses(plan, for_ivs[0], red_blocks, {})
                         if self.peel and lo is None and len(for_ivs) == 1 and _odd_length(end, plan.width) else None)
                 with ir.InsertionPoint(split.else_block):
@@ -1171,9 +1159,13 @@ class GpuMapParallel(SymPass):
                     elements.append((ok, dict(zip(args, row_ivs + _delinearize(safe, inner)))))
                 _clone_elements(elements, body_ops)
 
-        def vector_loop() -> None:
+        def vector_loop(base: ir.Value | None = None, stop: ir.Value | None = None) -> None:
+            """Vectors from `base` (None: 0; the peeled path's first aligned element) up to `stop`."""
             W = arith.ConstantOp(idx, plan.width).result
-            loop = scf.ForOp(arith.MulIOp(tx, W).result, ninner, arith.MulIOp(bdim, W).result)
+            start = arith.MulIOp(tx, W).result
+            if base is not None:
+                start = arith.AddIOp(base, start).result
+            loop = scf.ForOp(start, ninner if stop is None else stop, arith.MulIOp(bdim, W).result)
             with ir.InsertionPoint(loop.body):
                 y = scf.YieldOp([])
             with ir.InsertionPoint(y):
@@ -1181,12 +1173,7 @@ class GpuMapParallel(SymPass):
 
         def peeled_loop(p0: ir.Value, vend: ir.Value) -> None:
             """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
-            W = arith.ConstantOp(idx, plan.width).result
-            loop = scf.ForOp(arith.AddIOp(p0, arith.MulIOp(tx, W).result).result, vend, arith.MulIOp(bdim, W).result)
-            with ir.InsertionPoint(loop.body):
-                y = scf.YieldOp([])
-            with ir.InsertionPoint(y):
-                _emit_vector_body(plan, args, body_ops, row_ivs + [loop.induction_variable])
+            vector_loop(p0, vend)  # one innermost dim: _delinearize is the identity
             count = arith.AddIOp(p0, arith.SubIOp(ninner, vend).result).result
             rest = scf.ForOp(tx, count, bdim)
             with ir.InsertionPoint(rest.body):
@@ -1312,6 +1299,16 @@ class GpuMapParallel(SymPass):
             for o in body_ops:
                 o.move_before(y.operation)
         else:
+            def thread_elements(at: ir.Operation) -> tuple:
+                """Before `at`: the thread's first of `ept` consecutive elements, and the point inside
+                its bounds check."""
+                with ir.InsertionPoint(at), p.location:
+                    tid = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs).result).result, tx).result
+                    first = arith.MulIOp(tid, arith.ConstantOp(idx, ept).result).result
+                    inrange = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, first, total).result)
+                with ir.InsertionPoint(inrange.then_block), p.location:
+                    return first, scf.YieldOp([])
+
             rest_at = term
             if vec is not None:
                 # a runtime split, not a recompile: 128-bit accesses when the innermost size and every
@@ -1321,12 +1318,7 @@ class GpuMapParallel(SymPass):
                     ifop = scf.IfOp(cond, has_else=True)
                 with ir.InsertionPoint(ifop.then_block), p.location:
                     y = scf.YieldOp([])
-                with ir.InsertionPoint(y), p.location:
-                    tid = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs).result).result, tx).result
-                    first = arith.MulIOp(tid, arith.ConstantOp(idx, ept).result).result
-                    inrange = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, first, total).result)
-                with ir.InsertionPoint(inrange.then_block), p.location:
-                    y2 = scf.YieldOp([])
+                first, y2 = thread_elements(y)
                 with ir.InsertionPoint(y2), p.location:
                     _emit_vector_body(vec, list(pbody.arguments), body_ops, delinearize(first))
                 with ir.InsertionPoint(ifop.else_block), p.location:
@@ -1340,12 +1332,7 @@ class GpuMapParallel(SymPass):
                     fl = scf.IfOp(_flat_ok(flat, trips), has_else=True)
                 with ir.InsertionPoint(fl.then_block), p.location:
                     y = scf.YieldOp([])
-                with ir.InsertionPoint(y), p.location:
-                    tid = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs).result).result, tx).result
-                    first = arith.MulIOp(tid, arith.ConstantOp(idx, ept).result).result
-                    inrange = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ult, first, total).result)
-                with ir.InsertionPoint(inrange.then_block), p.location:
-                    y2 = scf.YieldOp([])
+                first, y2 = thread_elements(y)
                 with ir.InsertionPoint(y2), p.location:
                     end = arith.AddIOp(first, arith.ConstantOp(idx, ept).result).result
                     whole = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.ule, end, total).result, has_else=True)
