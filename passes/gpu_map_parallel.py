@@ -1967,12 +1967,17 @@ class _VectorPlan:
         self.broadcast_loads = broadcast_loads or []  # loads at `X == 1 ? 0 : inner`: at inner there
 
     def buffers(self) -> list:
-        seen: list = []
-        for o in self.vector:
-            m = o.operands[0] if o.name == "memref.load" else o.operands[1]
-            if not any(m == x for x in seen):
-                seen.append(m)
-        return seen
+        return _distinct_buffers(self.vector)
+
+
+def _distinct_buffers(accesses: list) -> list:
+    """The buffers of memref.load / memref.store ops, each once, in order."""
+    seen: list = []
+    for o in accesses:
+        m = o.operands[0] if o.name == "memref.load" else o.operands[1]
+        if not any(m == x for x in seen):
+            seen.append(m)
+    return seen
 
 
 _ITEMSIZE = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "f64": 8, "i64": 8}
@@ -2272,12 +2277,7 @@ class _FlatPlan:
         self.width, self.flat, self.uniform = width, flat, uniform
 
     def buffers(self) -> list:
-        seen: list = []
-        for o in self.flat:
-            m = o.operands[0] if o.name == "memref.load" else o.operands[1]
-            if not any(m == x for x in seen):
-                seen.append(m)
-        return seen
+        return _distinct_buffers(self.flat)
 
 
 def _flat_plan(args: list, body_ops: list, blocks: list, width: int) -> "_FlatPlan | None":
