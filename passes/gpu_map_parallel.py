@@ -889,17 +889,20 @@ class GpuMapParallel(SymPass):
                 scf.YieldOp([comb(rfor.inner_iter_args[0], tree(vals))])
             return rfor.results[0]
 
-        def peeled_partial(p0: ir.Value, vend: ir.Value) -> ir.Value:
-            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
-            vectors = vector_partial(p0, vend)  # one reduced dim: _delinearize is the identity
-            count = arith.AddIOp(p0, arith.SubIOp(end, vend).result).result
-            rest = scf.ForOp(tx, count, bdim, [vectors])
+        def leftovers(acc: ir.Value, count: ir.Value, p0: ir.Value, vend: ir.Value) -> ir.Value:
+            """`acc` combined with an odd row's head and tail elements (`count`), one per thread."""
+            rest = scf.ForOp(tx, count, bdim, [acc])
             with ir.InsertionPoint(rest.body):
                 mapping = {for_ivs[0]: _leftover_index(rest.induction_variable, p0, vend)}
                 for o in m.value_ops:
                     _clone_mapped(o, mapping)
                 scf.YieldOp([comb(rest.inner_iter_args[0], mapping.get(m.value, m.value))])
             return rest.results[0]
+
+        def peeled_partial(p0: ir.Value, vend: ir.Value) -> ir.Value:
+            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
+            vectors = vector_partial(p0, vend)  # one reduced dim: _delinearize is the identity
+            return leftovers(vectors, arith.AddIOp(p0, arith.SubIOp(end, vend).result).result, p0, vend)
 
         def register_partial() -> ir.Value:
             vals = []
@@ -908,14 +911,7 @@ class GpuMapParallel(SymPass):
                 vals.append(arith.SelectOp(ok, tree([lane.get(m.value, m.value) for lane in lanes]), ident).result)
             total = tree(vals)
             if regs.leftover is not None:  # odd rows: the head and tail elements, one per thread
-                count, p0, vend = regs.leftover
-                rest = scf.ForOp(tx, count, bdim, [total])
-                with ir.InsertionPoint(rest.body):
-                    mapping = {for_ivs[0]: _leftover_index(rest.induction_variable, p0, vend)}
-                    for o in m.value_ops:
-                        _clone_mapped(o, mapping)
-                    scf.YieldOp([comb(rest.inner_iter_args[0], mapping.get(m.value, m.value))])
-                total = rest.results[0]
+                total = leftovers(total, *regs.leftover)
             return total
 
         with ir.InsertionPoint(before), root.location:
@@ -1171,16 +1167,19 @@ class GpuMapParallel(SymPass):
             with ir.InsertionPoint(y):
                 _emit_vector_body(plan, args, body_ops, row_ivs + _delinearize(loop.induction_variable, inner))
 
-        def peeled_loop(p0: ir.Value, vend: ir.Value) -> None:
-            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
-            vector_loop(p0, vend)  # one innermost dim: _delinearize is the identity
-            count = arith.AddIOp(p0, arith.SubIOp(ninner, vend).result).result
+        def leftovers(count: ir.Value, p0: ir.Value, vend: ir.Value) -> None:
+            """An odd row's head and tail elements (`count`), one per thread."""
             rest = scf.ForOp(tx, count, bdim)
             with ir.InsertionPoint(rest.body):
                 y = scf.YieldOp([])
             with ir.InsertionPoint(y):
                 e = _leftover_index(rest.induction_variable, p0, vend)
                 _clone_elements([(None, dict(zip(args, row_ivs + [e])))], body_ops)
+
+        def peeled_loop(p0: ir.Value, vend: ir.Value) -> None:
+            """Odd rows: whole aligned vectors over p0 .. vend - 1, then the head and tail elements."""
+            vector_loop(p0, vend)  # one innermost dim: _delinearize is the identity
+            leftovers(arith.AddIOp(p0, arith.SubIOp(ninner, vend).result).result, p0, vend)
 
         def register_slots() -> None:
             stores: list = []
@@ -1193,13 +1192,7 @@ class GpuMapParallel(SymPass):
                         emit()
                     scf.YieldOp([])
             if regs.leftover is not None:  # odd rows: the head and tail elements, one per thread
-                count, p0, vend = regs.leftover
-                rest = scf.ForOp(tx, count, bdim)
-                with ir.InsertionPoint(rest.body):
-                    y = scf.YieldOp([])
-                with ir.InsertionPoint(y):
-                    e = _leftover_index(rest.induction_variable, p0, vend)
-                    _clone_elements([(None, dict(zip(args, row_ivs + [e])))], body_ops)
+                leftovers(*regs.leftover)
 
         with ir.InsertionPoint(before), p.location:
             if regs is not None and plan is not None:
