@@ -176,7 +176,7 @@ class GpuMapParallel(SymPass):
     column_min_rows = 16  # ... each reducing at least this many rows
     row_scalar_elements = 8  # elements per thread and step of a block reduction's scalar path (odd rows)
     flat_vectors = 1  # elementwise launches at odd innermost sizes: vectors over the flattened space
-    peel_rows = 1  # row loops and block reductions at odd row lengths: aligned vectors between head and tail
+    peel_rows = 1  # row loops and block reductions at odd row lengths or unaligned row starts: aligned vectors between head and tail
 
     def run(self, op: ir.Operation) -> None:
         bs = getattr(self, "block-size", self.block_size)
@@ -924,7 +924,7 @@ class GpuMapParallel(SymPass):
                 with ir.InsertionPoint(split.then_block):
                     scf.YieldOp([vector_partial(lo)])
                 peel = (_peel_accesses(plan, for_ivs[0], red_blocks, {})
-                        if self.peel and lo is None and len(for_ivs) == 1 and _odd_length(end, plan.width) else None)
+                        if self.peel and lo is None and len(for_ivs) == 1 else None)
                 with ir.InsertionPoint(split.else_block):
                     if peel:
                         ok, p0, vend = _peel_split(plan, peel, end)
@@ -1205,7 +1205,7 @@ class GpuMapParallel(SymPass):
                     vector_loop()
                     scf.YieldOp([])
                 peel = (_peel_accesses(plan, args[-1], [pbody], dict(zip(args[:-1], row_ivs)))
-                        if self.peel and len(inner) == 1 and _odd_length(inner[0], plan.width) else None)
+                        if self.peel and len(inner) == 1 else None)
                 with ir.InsertionPoint(split.else_block):
                     if peel:
                         ok, p0, vend = _peel_split(plan, peel, ninner)
@@ -2150,7 +2150,10 @@ def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict
 
 def _odd_length(n: ir.Value, width: int) -> bool:
     """Whether a row of length `n` may be no multiple of `width` (dynamic, or a static odd length): a
-    static multiple takes the plain 128-bit path when its buffers are aligned, and no peeled one."""
+    row group of static multiples holds its rows in registers only when they are aligned (the plain
+    128-bit slots). Its loops in memory, like every reduction and row loop, take the peeled path
+    whenever the plain one's check fails: a static multiple whose rows start unaligned (a slice
+    x[:, 1:] of rows of 17) runs vectors from each row's first aligned element."""
     c = _const(n)
     return not (isinstance(c, int) and c % width == 0)
 

@@ -635,6 +635,47 @@ func.func @row_sum_odd(%x: memref<?x?xbf16>, %y: memref<?xf32>) -> i32 {
 
 // -----
 
+// A static row length that is a multiple of the width, in rows that start unaligned (the slice
+// x[:, 1:] of rows of 17): the plain path's check fails (MLIR folds it from the type), and the
+// peeled one runs vectors from each row's first aligned element.
+// VEC-LABEL: func.func @row_sum_unaligned_slice
+// VEC:         vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32, strided<[17, 1], offset: 1>>, vector<4xf32>
+// VEC:       } else {
+// VEC:         %[[MIS:.*]] = arith.remui %{{.*}}, %c4
+// VEC:         %[[P0:.*]] = arith.minui %{{.*}}, %c16
+// VEC:         scf.if
+// VEC:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// VEC:             vector.load %arg0[%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<?x16xf32, strided<[17, 1], offset: 1>>, vector<4xf32>
+// VEC:         } else {
+// VEC:       gpu.all_reduce add
+// PEEL0-LABEL: func.func @row_sum_unaligned_slice
+// PEEL0-NOT:   arith.minui
+// PEEL0:       gpu.all_reduce add
+func.func @row_sum_unaligned_slice(%x: memref<?x16xf32, strided<[17, 1], offset: 1>>, %y: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x16xf32, strided<[17, 1], offset: 1>>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %y[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x16xf32, strided<[17, 1], offset: 1>>
+      %a = memref.load %y[%i] : memref<?xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %y[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
 // The widest element type sets the width: a bf16 input and an f32 output take 4 elements (8 bytes of
 // bf16, 16 bytes of f32); a bf16-only body takes 8.
 // CHECK-LABEL: func.func @vector_width_by_widest_type

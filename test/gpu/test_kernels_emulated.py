@@ -214,6 +214,28 @@ def test_row_sums_at_odd_lengths(m, n, misaligned):
     np.testing.assert_allclose(got, (x * x).sum(-1).numpy(), rtol=1e-5, atol=1e-5)
 
 
+def _slice_row_sum(x):
+    return (x[:, 1:17] * x[:, 1:17]).sum(-1)
+
+
+def _slice_softmax(x):
+    return torch.softmax(x[:, 1:17], dim=-1)
+
+
+@pytest.mark.parametrize("m,n", [(5, 17), (3, 20), (4, 33), (2, 16 + 8)])
+@pytest.mark.parametrize("fn", [_slice_row_sum, _slice_softmax])
+def test_static_rows_that_start_unaligned(fn, m, n):
+    """Rows of a static 16 elements (a multiple of every width) sliced from rows of n: each row starts
+    at another alignment, so the plain 128-bit check fails and the peeled path runs (vectors from the
+    row's first aligned element, its head and tail one per thread)."""
+    k = Emulated(fn, [torch.randn(6, 20)])
+    assert "arith.minui" in k.mapped_ir  # the peeled split (_peel_split)
+    x = torch.randn(m, n, generator=torch.Generator().manual_seed(m * n))
+    want = fn(x)
+    got = k.run_outputs([np.zeros(tuple(want.shape), dtype=np.float32)], x.numpy())[0]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def _full_sum(x):
     return (x * x).sum()
 
