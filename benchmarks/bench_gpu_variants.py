@@ -27,8 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _bytes(case: str, m: int, n: int, itemsize: int) -> int:
     """Bytes a perfect kernel moves: the [m, n] input read, the output written ([m] for a row sum,
-    [n] for a column sum, [n] int64 positions for a column argmax)."""
-    out = {"rowsum": m, "colsum": n, "colargmax": n}.get(case, m * n)
+    [n] for a column sum, [n] int64 positions for a column argmax, [m, n - 1] for the slices' cases)."""
+    out = {"rowsum": m, "colsum": n, "colargmax": n, "diff": m * (n - 1), "slice_softmax": m * (n - 1)}.get(case, m * n)
     return m * n * itemsize + out * (8 if case == "colargmax" else itemsize)
 
 

@@ -61,6 +61,17 @@ def layernorm(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b)
 
 
+def diff(x):
+    """Neighbours' difference along the rows: two slices, one of them starting one element in (rows
+    that start unaligned, the other ending one element early)."""
+    return x[:, 1:] - x[:, :-1]
+
+
+def slice_softmax(x):
+    """Softmax over each row but its first element: rows that start unaligned."""
+    return torch.softmax(x[:, 1:], dim=-1)
+
+
 def mlp_block(x, g, beta, w1, b1, w2, b2):
     """A transformer MLP block at decode-like sizes: layer norm, linear, GELU, linear, residual (a
     handful of launches and two matmuls a call)."""
@@ -123,6 +134,7 @@ CASES = {"tiny": (tiny, [(64,), (1000,)]), "gelu_chain": (gelu_chain, [(1000, 77
          "softmax": (softmax, [(1000, 777), (4096, 1024)]), "layernorm": (layernorm, [(1000, 777), (4096, 1024)]),
          "rowsum": (rowsum, [(1000, 777), (4096, 1024)]), "colsum": (colsum, [(1000, 777), (4096, 1024)]),
          "colargmax": (colargmax, [(1000, 777), (4096, 1024)]),
+         "diff": (diff, [(1000, 777), (4096, 1025)]), "slice_softmax": (slice_softmax, [(1000, 777), (4096, 1025)]),
          "mlp_block": (mlp_block, [(8, 256), (64, 256)]), "attention": (attention, [(1, 32), (8, 1024)])}
 
 
