@@ -162,7 +162,7 @@ class GpuMapParallel(SymPass):
     options = {"block-size": int, "elements-per-thread": int, "vectorize": int, "fuse-rows": int,
                "reduction-vectors": int, "max-reduction-block": int, "split-full": int, "row-registers": int,
                "column-reductions": int, "column-threads": int, "column-min-rows": int, "row-scalar-elements": int,
-               "flat-vectors": int, "peel-rows": int}
+               "flat-vectors": int, "peel-rows": int, "scalar-chunk": int}
     block_size = 256
     elements_per_thread = 4
     reduction_vectors = 4  # 128-bit loads per thread and step of a block reduction
@@ -176,6 +176,7 @@ class GpuMapParallel(SymPass):
     column_min_rows = 16  # ... each reducing at least this many rows
     row_scalar_elements = 8  # elements per thread and step of a block reduction's scalar path (odd rows)
     flat_vectors = 1  # elementwise launches at odd innermost sizes: vectors over the flattened space
+    scalar_chunk = 2  # elements of the scalar path whose loads are in flight together (see _scalar_elements)
     peel_rows = 1  # row loops and block reductions at odd row lengths or unaligned row starts: aligned vectors between head and tail
 
     def run(self, op: ir.Operation) -> None:
@@ -191,6 +192,7 @@ class GpuMapParallel(SymPass):
         self.row_scalar = max(1, getattr(self, "row-scalar-elements", self.row_scalar_elements))
         self.flat = bool(getattr(self, "flat-vectors", type(self).flat_vectors))
         self.peel = bool(getattr(self, "peel-rows", type(self).peel_rows))
+        self.scalar_chunk = max(1, getattr(self, "scalar-chunk", type(self).scalar_chunk))
         self.column_chunking = (max(1, getattr(self, "column-threads", self.column_threads)),
                                 max(1, getattr(self, "column-min-rows", self.column_min_rows)))
         if self.max_red_block not in (32, 64, 128, 256, 512, 1024):
@@ -1263,19 +1265,12 @@ class GpuMapParallel(SymPass):
             body = launch.regions[0].blocks[0]
         bx, tx = body.arguments[0], body.arguments[3]
 
+        def place(digits: list) -> list:  # the loop variables at iteration digits (lower bound, step)
+            return [i if _const(lb) == 0 and _const(st) == 1 else arith.AddIOp(lb, arith.MulIOp(i, st).result).result
+                    for i, lb, st in zip(digits, lbs, steps)]
+
         def delinearize(lin: ir.Value) -> list:
-            ivs = [None] * n
-            rem = lin
-            for k in range(n - 1, -1, -1):
-                if k == 0:
-                    i = rem
-                else:
-                    i = arith.RemUIOp(rem, trips[k]).result
-                    rem = arith.DivUIOp(rem, trips[k]).result
-                if not (_const(lbs[k]) == 0 and _const(steps[k]) == 1):
-                    i = arith.AddIOp(lbs[k], arith.MulIOp(i, steps[k]).result).result
-                ivs[k] = i
-            return ivs
+            return place(_delinearize(lin, trips))
 
         with ir.InsertionPoint(body), p.location:
             base = arith.AddIOp(arith.MulIOp(bx, arith.ConstantOp(idx, bs * ept).result).result, tx).result
@@ -1335,32 +1330,44 @@ class GpuMapParallel(SymPass):
                     _emit_flat_body(flat, list(pbody.arguments), body_ops, first, trips, delinearize)
                 with ir.InsertionPoint(whole.else_block), p.location:
                     y5 = scf.YieldOp([])  # the last thread's partial vector: element by element
-                self._scalar_elements(y5, first, total, ept, 1, pbody, body_ops, delinearize, p.location)
+                self._scalar_elements(y5, first, total, ept, 1, pbody, body_ops, trips, place, p.location)
                 with ir.InsertionPoint(fl.else_block), p.location:
                     scalar_at = scf.YieldOp([])
                 self.bump("flat-vector-launches")
-            self._scalar_elements(scalar_at, base, total, ept, bs, pbody, body_ops, delinearize, p.location)
+            self._scalar_elements(scalar_at, base, total, ept, bs, pbody, body_ops, trips, place, p.location)
         p.erase()
         self.bump("parallel-launches")
 
 
-    @staticmethod
-    def _scalar_elements(before: ir.Operation, base, total, ept: int, bs: int, pbody, body_ops, delinearize,
-                         loc) -> None:
-        """`ept` elements per thread, `bs` apart (each warp access stays coalesced). The body is copied
-        per element; all copies load and compute first (indices clamped into range), then each stores
-        under its own bounds check, so the loads of all elements are in flight together."""
+    def _scalar_elements(self, before: ir.Operation, base, total, ept: int, bs: int, pbody, body_ops,
+                         trips: list, place, loc) -> None:
+        """`ept` elements per thread, `bs` apart (each warp access stays coalesced), in chunks of
+        `scalar-chunk`: the body is copied per element, and a chunk's copies load and compute first
+        (indices clamped into range), then each stores under its own bounds check, so the chunk's
+        loads are in flight together. Only the first element's indices are divided out of its linear
+        index; each next one adds `bs`'s digits with carries (_step_digits). Both keep what a thread
+        holds small: with all 8 bf16 elements in flight and their indices divided out, the kernel
+        spilled 476 bytes under the 32 registers of sym-gpu-occupancy and ran x[:, 1:] - x[:, :-1] at
+        14 % of the copy peak; in chunks of 2 with stepped indices, 51 % (H100,
+        bench_gpu_variants.py, results h100-2026-11-28a-scalar-*)."""
         idx = ir.IndexType.get()
         with ir.InsertionPoint(before), loc:
             zero = arith.ConstantOp(idx, 0).result
-            elements = []
-            for j in range(ept):
-                lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
-                ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
-                safe = arith.SelectOp(ok, lin, zero).result
-                elements.append((ok, {a: iv for a, iv in zip(pbody.arguments, delinearize(safe))}))
-            _clone_elements(elements, body_ops)
-
+            digits = stride = None
+            for j0 in range(0, ept, self.scalar_chunk):
+                elements = []
+                for j in range(j0, min(ept, j0 + self.scalar_chunk)):
+                    lin = base if j == 0 else arith.AddIOp(base, arith.ConstantOp(idx, j * bs).result).result
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ult, lin, total).result
+                    if digits is None:
+                        digits = safe = _delinearize(arith.SelectOp(ok, lin, zero).result, trips)
+                    else:
+                        if stride is None:
+                            stride = _delinearize(arith.ConstantOp(idx, bs).result, trips)
+                        digits = _step_digits(digits, stride, trips)
+                        safe = [arith.SelectOp(ok, d, zero).result for d in digits]
+                    elements.append((ok, dict(zip(pbody.arguments, place(safe)))))
+                _clone_elements(elements, body_ops)
 
 
 # A reduction to one value is split over blocks of at least SPLIT_CHUNK elements, at most SPLIT_BLOCKS.
@@ -1381,6 +1388,24 @@ def _delinearize(lin: ir.Value, trips: list) -> list:
             ivs[k] = arith.RemUIOp(rem, trips[k]).result
             rem = arith.DivUIOp(rem, trips[k]).result
     return ivs
+
+
+def _step_digits(digits: list, stride: list, trips: list) -> list:
+    """The indices (`digits` over `trips`, row-major) of the linear index `stride` further on, where
+    `stride` is given by its own digits: a digit-wise add with carries, no division (every digit
+    but the first is below its trip count, so one subtraction brings a sum back into range)."""
+    out = [None] * len(trips)
+    carry = None
+    for k in range(len(trips) - 1, -1, -1):
+        d = arith.AddIOp(digits[k], stride[k]).result
+        if carry is not None:
+            d = arith.SelectOp(carry, arith.AddIOp(d, arith.ConstantOp(ir.IndexType.get(), 1).result).result, d).result
+        if k == 0:
+            out[k] = d
+            break
+        carry = arith.CmpIOp(arith.CmpIPredicate.uge, d, trips[k]).result
+        out[k] = arith.SelectOp(carry, arith.SubIOp(d, trips[k]).result, d).result
+    return out
 
 
 def _finish_reduction(m: "_Reduction", before: ir.Operation, total: ir.Value, init: ir.Value | None) -> None:

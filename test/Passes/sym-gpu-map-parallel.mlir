@@ -10,14 +10,17 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 row-scalar-elements=2' | filecheck %s --check-prefix=SCAL2
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='flat-vectors=0' | filecheck %s --check-prefix=FLAT0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='peel-rows=0' | filecheck %s --check-prefix=PEEL0
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 scalar-chunk=4' | filecheck %s --check-prefix=CHUNK4
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
 // ops become gpu.launch; sizes, allocations and library calls stay on the host.
 
 // A 2-d nest is one launch over the linearized m*n space: blocks of 256 threads, 4 elements per
-// thread 256 apart (loads first, then each store under its own bounds check), the innermost dimension
-// taken from the remainder (consecutive threads, consecutive elements).
+// thread 256 apart, the innermost dimension taken from the remainder (consecutive threads,
+// consecutive elements). Two elements at a time (scalar-chunk=2) load first, then each stores under
+// its own bounds check; only the first element's indices are divided out, the next ones add 256's
+// digits with a carry (no division).
 // CHECK-LABEL: func.func @elementwise_2d
 // CHECK:       %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK:       %[[N:.*]] = memref.dim %arg0, %c1
@@ -30,15 +33,29 @@
 // CHECK:         %[[SAFE:.*]] = arith.select %[[OK]], %[[LIN]], %{{.*}} : index
 // CHECK:         %[[J:.*]] = arith.remui %[[SAFE]], %[[N]] : index
 // CHECK:         %[[I:.*]] = arith.divui %[[SAFE]], %[[N]] : index
+// CHECK:         %[[SJ:.*]] = arith.remui %c256{{.*}}, %[[N]] : index
+// CHECK:         %[[SI:.*]] = arith.divui %c256{{.*}}, %[[N]] : index
+// CHECK:         %[[J1:.*]] = arith.addi %[[J]], %[[SJ]] : index
+// CHECK:         %[[C:.*]] = arith.cmpi uge, %[[J1]], %[[N]] : index
 // CHECK:         %[[V:.*]] = memref.load %arg0[%[[I]], %[[J]]]
 // CHECK:         %[[W:.*]] = arith.mulf %[[V]]
-// CHECK-COUNT-3: memref.load %arg0
+// CHECK:         memref.load %arg0
+// CHECK-NOT:     memref.load
 // CHECK:         scf.if %[[OK]] {
 // CHECK-NEXT:      memref.store %[[W]], %arg1[%[[I]], %[[J]]]
-// CHECK-COUNT-3: scf.if
+// CHECK:         scf.if
+// CHECK-COUNT-2: memref.load %arg0
+// CHECK-COUNT-2: scf.if
+// CHECK-NOT:     arith.divui
 // CHECK:         gpu.terminator
 // CHECK-NOT:   scf.parallel
 // CHECK:       return
+// scalar-chunk=4: the four elements' loads all in flight before the first store.
+// CHUNK4-LABEL: func.func @elementwise_2d
+// CHUNK4-COUNT-4: memref.load %arg0
+// CHUNK4-NOT:     memref.load
+// CHUNK4-COUNT-4: memref.store
+// CHUNK4:         gpu.terminator
 // The options: one element per thread, under one bounds check.
 // OPT-LABEL:   func.func @elementwise_2d
 // OPT:         %[[T:.*]] = arith.muli

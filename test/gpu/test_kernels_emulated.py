@@ -236,6 +236,19 @@ def test_static_rows_that_start_unaligned(fn, m, n):
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(3, 5, 7), (2, 1, 300), (4, 257, 3), (1, 1, 1), (5, 3, 256), (2, 600, 2)])
+def test_scalar_path_steps_indices(shape):
+    """The scalar path of a 3-d launch (a transposed read: no vectors): each thread's later elements
+    step their indices by the block size with carries through both inner dims (_step_digits), one
+    wrap or many (inner sizes from 1 to 600 against 256 threads)."""
+    fn = lambda x: x.transpose(1, 2) * 2 + 1  # noqa: E731
+    k = Emulated(fn, [torch.randn(2, 6, 5)])
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+    want = fn(x)
+    got = k.run_outputs([np.zeros(tuple(want.shape), dtype=np.float32)], x.numpy())[0]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def _full_sum(x):
     return (x * x).sum()
 
