@@ -22,6 +22,11 @@ result's shape (the index's dims back in the gathered dim's place); `x[i, j, ...
 gathers row `i * n1 + j ...` of the flattened leading dims, -1 (which the check rejects) where any
 index is out of its own dim. Other advanced indexing (indices apart, integer tables) is unchanged.
 
+`empty_concats`: torch-mlir's concat lowering drops the pieces that are statically empty along the
+concat dim; when every piece is (`torch.cat([x[1:], x[1:]])` at a batch of 1, which Dynamo
+specializes), it built a `tensor.concat` of no inputs, and the backend then aborted the process
+(LLVM's "SmallVector unable to grow"). Such a concat is an empty copy of its first piece.
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -274,6 +279,32 @@ def splits_to_slices(graph: fx.Graph) -> int:
         graph.erase_node(node)
         count += 1
     graph.eliminate_dead_code()
+    return count
+
+
+def empty_concats(graph: fx.Graph) -> int:
+    """Each `aten.cat` whose pieces all have a static 0 along the concat dim (and the result's rank):
+    a copy of its first piece in the result's dtype (an empty tensor of the result's shape)."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.cat.default":
+            continue
+        out = node.meta.get("val")
+        pieces = list(node.args[0])
+        vals = [_meta_val(p) for p in pieces]
+        if not isinstance(out, torch.Tensor) or not pieces or not all(
+                isinstance(v, torch.Tensor) and v.dim() == out.dim() for v in vals):
+            continue
+        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+        dim = dim % out.dim() if out.dim() else 0
+        if not all(_is_static(v.shape[dim]) and int(v.shape[dim]) == 0 for v in vals):
+            continue
+        e = Emitter(graph, node)
+        copy = (e(torch.ops.aten.clone.default, pieces[0]) if vals[0].dtype == out.dtype
+                else e(torch.ops.aten._to_copy.default, pieces[0], dtype=out.dtype))
+        node.replace_all_uses_with(copy)
+        graph.erase_node(node)
+        count += 1
     return count
 
 

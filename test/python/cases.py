@@ -472,6 +472,14 @@ def cat_shifted(x):
     return torch.cat([x, x[1:]], dim=0), torch.cat([x, x * 2], dim=1)
 
 
+@case(inputs=lambda n: (randn(n, n, n + 2, 6),))
+def cat_of_empty_pieces(x):
+    """Every piece statically empty along the concat dim (torch-mlir's lowering left a concat of
+    no inputs, and the process aborted); one piece empty, the other not."""
+    empty = torch.cat([x[:, 2:2], x[:, 4:4]], dim=1)
+    return empty * 2, torch.cat([x[:, :, 3:3].int(), x[:, :, 5:5].float()], dim=2), torch.cat([x[:, 1:1], x], 1)
+
+
 @case(inputs=lambda n: (randn(n, n, 6),), sizes=(5, 8, 17))
 def split_sizes(x):
     k = x.shape[0] // 2
