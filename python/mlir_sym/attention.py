@@ -31,7 +31,8 @@ float32 results, scale, mask and softmax in float32, the probabilities rounded t
 second product, as PyTorch's fused kernels do, the output rounded once), of one rank >= 3 with the same
 (symbolic) batch dims, no dropout, no grouped-query
 broadcast, at most one of attn_mask / is_causal, scale None or a number, and nothing requiring grad.
-Any other call keeps PyTorch's own tracing.
+A call where something requires grad (training) becomes PyTorch's math form before AOTAutograd
+(`math_form_for_grad`), whose ops it differentiates. Any other call keeps PyTorch's own tracing.
 """
 from __future__ import annotations
 
@@ -138,13 +139,9 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in _SDPA:
             continue
-        if len(node.args) > len(_PARAMS):
+        bound = _bind(node)
+        if bound is None:
             continue
-        bound = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
-        bound.update(zip(_PARAMS, node.args))
-        if any(k not in _PARAMS for k in node.kwargs):
-            continue
-        bound.update(node.kwargs)
         why = _why_not(bound)
         if why is not None:
             log.debug("attention at %s keeps PyTorch's tracing: %s", node.meta.get("stack_trace", "?"), why)
@@ -153,6 +150,57 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
         node.args = (bound["query"], bound["key"], bound["value"], bound["attn_mask"], bool(bound["is_causal"]),
                      None if bound["scale"] is None else float(bound["scale"]))
         node.kwargs = {}
+        count += 1
+    if count:
+        gm.recompile()
+    return count
+
+
+def _bind(node: fx.Node) -> dict[str, Any] | None:
+    """The call's arguments by parameter name (defaults filled in), or None for a form not handled."""
+    if len(node.args) > len(_PARAMS) or any(k not in _PARAMS for k in node.kwargs):
+        return None
+    bound = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
+    bound.update(zip(_PARAMS, node.args))
+    bound.update(node.kwargs)
+    return bound
+
+
+def math_form_for_grad(gm: fx.GraphModule) -> int:
+    """Each Dynamo-graph call of scaled_dot_product_attention whose q, k, v or mask requires grad
+    becomes PyTorch's math form (`aten._scaled_dot_product_attention_math`: matmuls, the mask, softmax),
+    which AOTAutograd decomposes and differentiates like any other ops, so the forward and backward
+    graphs hold nothing opaque. Traced as it is, a training graph held the fused kernels' backward ops
+    (`_scaled_dot_product_flash_attention_for_cpu_backward`, and flash / memory-efficient backward on
+    CUDA), which torch-mlir cannot lower. The output keeps the fused kernels' memory layout
+    (`_layout`: a [B, L, H, E] buffer for rank 4), so views the user code takes of it trace as they run
+    eagerly. Returns how many calls."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA:
+            continue
+        bound = _bind(node)
+        if bound is None:
+            continue
+        vals = [_val(bound[n]) for n in ("query", "key", "value", "attn_mask")]
+        if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in vals):
+            continue
+        g = gm.graph
+        with g.inserting_before(node):
+            both = g.call_function(torch.ops.aten._scaled_dot_product_attention_math.default,
+                                   (bound["query"], bound["key"], bound["value"], bound["attn_mask"],
+                                    bound["dropout_p"], bound["is_causal"], None),
+                                   {"scale": bound["scale"], "enable_gqa": bool(bound["enable_gqa"])})
+            out = g.call_function(operator.getitem, (both, 0))
+            if vals[0].dim() == 4:
+                out = g.call_method("transpose", (out, 1, 2))
+                out = g.call_method("contiguous", (out,))
+                out = g.call_method("transpose", (out, 1, 2))
+        for n in {both, out} | set(out.all_input_nodes):
+            n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+        out.meta.update(node.meta)
+        node.replace_all_uses_with(out)
+        g.erase_node(node)
         count += 1
     if count:
         gm.recompile()

@@ -422,8 +422,10 @@ def prepare_floats(gm: fx.GraphModule, shape_env) -> None:
 
 def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
     """What the backend does to Dynamo's graph before AOTAutograd traces it: the float inputs
-    (`prepare_floats`), and attention made one node (attention.py)."""
+    (`prepare_floats`), and attention made one node, or its math form where it is differentiated
+    (attention.py)."""
     prepare_floats(gm, shape_env)
+    attention.math_form_for_grad(gm)
     if config.attention_op:
         stats.attention_ops += attention.rewrite_sdpa_calls(gm)
 

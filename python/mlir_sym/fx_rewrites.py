@@ -27,6 +27,12 @@ concat dim; when every piece is (`torch.cat([x[1:], x[1:]])` at a batch of 1, wh
 specializes), it built a `tensor.concat` of no inputs, and the backend then aborted the process
 (LLVM's "SmallVector unable to grow"). Such a concat is an empty copy of its first piece.
 
+`flat_put_indices`: torch-mlir's `index_put` with one index tensor of rank >= 2 broadcast the values
+to a wrong shape when their trailing dims are static (values [b, t, 4] at an index [b, t] became
+[b, 1, 4]: only each first column was put). An embedding's backward is such a put (accumulated), so
+a training step's embedding gradient was wrong at every dynamic batch size. The index is flattened
+to one dim and the values (expanded to the index's shape first) to [numel, trailing dims].
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -304,6 +310,35 @@ def empty_concats(graph: fx.Graph) -> int:
                 else e(torch.ops.aten._to_copy.default, pieces[0], dtype=out.dtype))
         node.replace_all_uses_with(copy)
         graph.erase_node(node)
+        count += 1
+    return count
+
+
+def flat_put_indices(graph: fx.Graph) -> int:
+    """Each `aten.index_put` of one integer index tensor of rank >= 2 on the leading dim: the index
+    flattened, the values expanded to (index shape + the destination's trailing dims) and flattened
+    to match."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) != "aten.index_put.default":
+            continue
+        dest, indices, values = node.args[0], node.args[1], node.args[2]
+        if len(indices) != 1 or not isinstance(indices[0], fx.Node) or not isinstance(values, fx.Node):
+            continue
+        d, idx, v = _meta_val(dest), _meta_val(indices[0]), _meta_val(values)
+        if not all(isinstance(t, torch.Tensor) for t in (d, idx, v)) or idx.dtype not in (torch.int64, torch.int32) \
+                or idx.dim() < 2 or d.dim() < 1:
+            continue
+        e = Emitter(graph, node)
+        # always expanded, to the destination's trailing sizes: values whose trailing dims the
+        # ShapeEnv equates with static ones may still be typed dynamic, and a reshape of them to a
+        # static trailing size would not verify (collapse_shape of ?x?x? into ?x4)
+        trailing = [e.size(dest, k) for k in range(1, d.dim())]
+        full = [e.size(indices[0], k) for k in range(idx.dim())] + trailing
+        values = e(torch.ops.aten.expand.default, values, full)
+        flat_idx = e(torch.ops.aten.reshape.default, indices[0], [-1])
+        flat_v = e(torch.ops.aten.reshape.default, values, [-1] + trailing)
+        node.args = (dest, [flat_idx], flat_v, *node.args[3:])
         count += 1
     return count
 

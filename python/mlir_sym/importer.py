@@ -267,6 +267,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         numerics.float_comparison_scalars(graph)  # last: the rewrites above write comparisons too
         fx_rewrites.splits_to_slices(graph)
         fx_rewrites.empty_concats(graph)
+        fx_rewrites.flat_put_indices(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 

@@ -49,6 +49,16 @@ def test_gpu_mapping_emulated(case: Case):
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
 
 
+def test_gpu_mapping_emulated_training_step():
+    """The forward and backward graphs of a language model's training step (test/python/training.py),
+    mapped for the GPU and emulated: the loss and every gradient against eager."""
+    from training import check_training
+
+    check_training("cpu", sizes=((2, 7), (3, 16)))
+    assert backend.stats.compiles == 2
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in DATADEP_CASES])
 def test_gpu_mapping_emulated_data_dependent(case):
     """The count and fill graphs of the data-dependent patterns (test/python/test_datadep.py), mapped

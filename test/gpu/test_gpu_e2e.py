@@ -120,6 +120,16 @@ def test_rowsum_softmax_odd_sizes():
     assert backend.stats.compiles == 1
 
 
+def test_training_step_on_gpu():
+    """A language model's training step on CUDA (test/python/training.py): the loss and every gradient
+    against eager CUDA at 4 (batch, length) sizes, one forward and one backward compilation."""
+    from training import check_training  # test/python (conftest.py puts it on the path)
+
+    check_training(DEV, atol=1e-4)
+    assert backend.stats.compiles == 2
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+
+
 def test_mlp_uses_cublas():
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 16)).to(DEV).eval()

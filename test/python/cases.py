@@ -500,6 +500,14 @@ def stack_pad(x, y):
     return F.pad(z, (1, 2)), torch.stack([z, z + 1], dim=1)
 
 
+@case(inputs=lambda n: (randint(n, 0, 12, n, n + 1), randn(n, n, n + 1, 4)), sizes=(5, 8, 17))
+def put_2d_index(idx, v):
+    """Accumulating puts with a [n, n + 1] index into rows of a static 4 (an embedding's backward):
+    torch-mlir broadcast the values to [n, 1, 4] (fx_rewrites.flat_put_indices); a scalar value too."""
+    return (v.new_zeros(12, 4).index_put((idx,), v, accumulate=True),
+            v.new_zeros(12, 4).index_put((idx,), torch.tensor(1.0, device=v.device), accumulate=True))
+
+
 @case(inputs=lambda n: (randn(n, n, 7), randint(n, 0, n, n + 1)))
 def index_gather(x, idx):
     return x.index_select(0, idx), x[idx], torch.gather(x, 0, idx[:, None].expand(-1, 7)[: x.shape[0]])
