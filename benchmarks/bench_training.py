@@ -1,7 +1,9 @@
 """Training steps on a GPU: forward + backward of a causal language model (test/python/training.py's
 TinyLM, sized up) at dynamic lengths, eager against inductor and mlir_sym (dynamic=True) in one
-process. Per backend: the first step's time (compilation), recompiles over the lengths, the median
-step time per length, and the largest gradient difference from eager's.
+process. Per backend: the first step's time (compilation), the Dynamo graphs compiled (1: no
+recompile over the lengths), per length the median wall time of a step, its GPU time and kernels
+(torch.profiler's CUDA activity: wall above GPU time is the host's), and the largest gradient
+difference from eager's; `--top N`: each backend's N longest kernels at the last length.
 
     python benchmarks/bench_training.py [--d 256] [--layers 4] [--batch 8] [--lengths 64,128,256]
         [--backends eager,inductor,mlir_sym] [--steps 20] [--dtype float32]
@@ -20,6 +22,7 @@ import torch._dynamo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
+sys.path.insert(0, HERE)
 from training import TinyLM  # noqa: E402
 
 
@@ -42,6 +45,7 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     ap.add_argument("--json", default="")
     ap.add_argument("--device", default="cuda", help="cuda (timings that count); cpu for a smoke test")
+    ap.add_argument("--top", type=int, default=0, help="print each backend's N longest kernels at the last length")
     a = ap.parse_args()
     dev = a.device
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
@@ -83,12 +87,20 @@ def main() -> None:
                 sync()
                 times.append((time.perf_counter() - t1) * 1e6)
             row["per_length"][t] = {"us": round(statistics.median(times), 1), "max_grad_diff": err}
+            if dev == "cuda":
+                from bench_overhead import gpu_kernels, kernel_times
+
+                k, gpu = gpu_kernels(lambda: _step(run, *data[t]), 5)
+                row["per_length"][t].update({"gpu_us": round(gpu, 1), "kernels": k})
+                if a.top and t == lengths[-1]:
+                    top = list(kernel_times(lambda: _step(run, *data[t]), 5).items())[:a.top]
+                    row["top_kernels"] = [(name[:80], round(us, 1)) for name, us in top]
         row["graphs"] = counters["stats"].get("unique_graphs", 0)  # Dynamo graphs compiled (1: no recompile)
         rows.append(row)
         print(json.dumps(row), flush=True)
     print(f"\n`python benchmarks/bench_training.py {' '.join(sys.argv[1:])}` on {torch.cuda.get_device_name() if dev == 'cuda' else 'CPU'} "
           f"(torch {torch.__version__}), batch {a.batch}, d {a.d}, {a.layers} layers, vocab {a.vocab}, {a.dtype}: "
-          "median µs per training step (ratio to inductor), largest gradient difference from eager\n")
+          "median µs per training step (ratio to inductor), its GPU time, largest gradient difference from eager\n")
     ind = next((r for r in rows if r["backend"] == "inductor"), None)
     print("| backend | first step s | graphs | " + " | ".join(f"length {t}" for t in lengths) + " |")
     print("|---|---|---|" + "---|" * len(lengths))
@@ -97,8 +109,12 @@ def main() -> None:
         for t in lengths:
             c = r["per_length"][t]
             ratio = f" ({c['us'] / ind['per_length'][t]['us']:.2f})" if ind else ""
-            cells.append(f"{c['us']:.0f}{ratio}, {c['max_grad_diff']:.1e}")
+            gpu = f", GPU {c['gpu_us']:.0f} ({c['kernels']:.0f} kernels)" if "gpu_us" in c else ""
+            cells.append(f"{c['us']:.0f}{ratio}{gpu}, {c['max_grad_diff']:.1e}")
         print(f"| {r['backend']} | {r['first_step_s']} | {r['graphs']} | " + " | ".join(cells) + " |")
+    for r in rows:
+        for name, us in r.get("top_kernels", []):
+            print(f"  {r['backend']}: {us:8.1f} µs  {name}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
