@@ -33,6 +33,13 @@ to a wrong shape when their trailing dims are static (values [b, t, 4] at an ind
 a training step's embedding gradient was wrong at every dynamic batch size. The index is flattened
 to one dim and the values (expanded to the index's shape first) to [numel, trailing dims].
 
+`scatter_as_where`: `self.scatter(d, index, value)` whose index has one element along `d` and
+self's sizes elsewhere writes one element per slice: it is `where(iota_d == index, value, self)`,
+an elementwise op that fuses with its neighbours. Cross entropy's backward is such a scatter (a
+one-hot [tokens, vocab] of -1 at the targets). torch-mlir made it a `tm_tensor.scatter` that no
+pass could prove free of repeated indices, which ran in one GPU thread (336 µs of a GPT-sized
+training step) after a fill of the whole tensor.
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -339,6 +346,45 @@ def flat_put_indices(graph: fx.Graph) -> int:
         flat_idx = e(torch.ops.aten.reshape.default, indices[0], [-1])
         flat_v = e(torch.ops.aten.reshape.default, values, [-1] + trailing)
         node.args = (dest, [flat_idx], flat_v, *node.args[3:])
+        count += 1
+    return count
+
+
+def scatter_as_where(graph: fx.Graph) -> int:
+    """Each `aten.scatter.value` / `aten.scatter.src` whose index is [.., 1 at dim d, ..] with self's
+    other sizes: `where(arange(size_d) (along d) == index, value, self)` (a src contributes its
+    elements at position 0 along d). An index out of range writes nothing here, as the scatter it
+    replaces wrote nothing checked (eager raises)."""
+    count = 0
+    for node in list(graph.nodes):
+        target = str(node.target)
+        if node.op != "call_function" or target not in ("aten.scatter.value", "aten.scatter.src") or node.kwargs:
+            continue
+        dest, dim, index, value = node.args[:4]
+        d, idx = _meta_val(dest), _meta_val(index)
+        if not (isinstance(d, torch.Tensor) and isinstance(idx, torch.Tensor)) or d.dim() == 0 or idx.dim() != d.dim():
+            continue
+        dim = dim % d.dim()
+        if not (_is_static(idx.shape[dim]) and int(idx.shape[dim]) == 1):
+            continue
+        if any(k != dim and _sym(idx.shape[k]) != _sym(d.shape[k]) for k in range(d.dim())):
+            continue
+        e = Emitter(graph, node)
+        if target == "aten.scatter.src":
+            src = _meta_val(value)
+            if not isinstance(src, torch.Tensor) or src.dim() != d.dim() or src.dtype != d.dtype or any(
+                    k != dim and _sym(src.shape[k]) != _sym(d.shape[k]) for k in range(d.dim())):
+                continue
+            value = e(torch.ops.aten.slice.Tensor, value, dim, 0, 1)
+        iota = e(torch.ops.aten.arange.default, e.size(dest, dim), dtype=idx.dtype, device=d.device)
+        for _ in range(d.dim() - 1 - dim):
+            iota = e(torch.ops.aten.unsqueeze.default, iota, -1)
+        hit = e(torch.ops.aten.eq.Tensor, iota, index)
+        if target == "aten.scatter.value":
+            value = e(torch.ops.aten.scalar_tensor.default, value, dtype=d.dtype, device=d.device)
+        out = e(torch.ops.aten.where.self, hit, value, dest)
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
         count += 1
     return count
 

@@ -364,6 +364,17 @@ def test_odd_slices_compile_with_the_flat_path(name, tmp_path, monkeypatch):
         assert "ld.global.v4" in code.ptx and "st.global.v4" in code.ptx
 
 
+def test_one_hot_scatter_is_one_elementwise_kernel(tmp_path, monkeypatch):
+    """Cross entropy's backward scatters -1 at each row's target into zeros and multiplies: one
+    elementwise kernel (fx_rewrites.scatter_as_where). As a scatter it was a fill, a scatter kernel
+    of one thread (no pass could prove its indices unique) and the product."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    fn = lambda x, i: torch.zeros_like(x).scatter_(1, i, -1.0) * x  # noqa: E731
+    (code,) = _codegen_fn(fn, (torch.randn(6, 50), torch.randint(0, 50, (6, 1))))
+    assert code.program.source.count("rt.launch(") == 1, code.program.source
+
+
 def test_convolutions_are_library_calls(tmp_path, monkeypatch):
     """Every convolution of case conv2d_layouts (padded, strided grouped, dilated depthwise, 1x1
     without bias) is a torch.convolution call from the host program with its padding and bias folded

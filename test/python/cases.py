@@ -508,6 +508,17 @@ def put_2d_index(idx, v):
             v.new_zeros(12, 4).index_put((idx,), torch.tensor(1.0, device=v.device), accumulate=True))
 
 
+@case(inputs=lambda n: (randn(n, n, n + 2), randint(n, 0, n + 2, n, 1), randint(n, 0, n, 1, n + 2), randn(n, n, n + 2, salt=1)),
+      sizes=(5, 8, 17))
+def scatter_one_per_slice(x, i, i0, src):
+    """Scatters writing one element per row or column (cross entropy's backward: a one-hot of -1 at
+    the targets) become where(iota == index) (fx_rewrites.scatter_as_where): values, sources, a
+    scatter into zeros times x (the one-hot fused with its reader), a 3-d scatter along the last dim."""
+    y = x.view(1, *x.shape) + 1
+    return (x.scatter(1, i, -1.0), x.scatter(0, i0, 2.5), x.scatter(1, i, src), torch.zeros_like(x).scatter_(1, i, 1.0) * x,
+            y.scatter(2, i.unsqueeze(0), 7.0))
+
+
 @case(inputs=lambda n: (randn(n, n, 7), randint(n, 0, n, n + 1)))
 def index_gather(x, idx):
     return x.index_select(0, idx), x[idx], torch.gather(x, 0, idx[:, None].expand(-1, 7)[: x.shape[0]])
