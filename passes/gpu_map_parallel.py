@@ -1992,7 +1992,7 @@ def _distinct_buffers(accesses: list) -> list:
     """The buffers of memref.load / memref.store ops, each once, in order."""
     seen: list = []
     for o in accesses:
-        m = o.operands[0] if o.name == "memref.load" else o.operands[1]
+        m = _mem_and_indices(o)[0]
         if not any(m == x for x in seen):
             seen.append(m)
     return seen
@@ -2012,8 +2012,7 @@ def _vector_plan(args: list, body_ops: list, blocks: list, need_store: bool = Tr
     for o in body_ops:
         if o.name not in ("memref.load", "memref.store"):
             continue
-        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
-        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        mem, idxs = _mem_and_indices(o)
         mt = ir.MemRefType(mem.type)
         et = str(mt.element_type)
         if et not in _ITEMSIZE:
@@ -2158,8 +2157,7 @@ def _peel_accesses(plan: _VectorPlan, inner: ir.Value, blocks: list, outer: dict
     the loop body. Else None (a concat's `inner mod C`, a broadcast select, index arithmetic)."""
     seen: list = []
     for o in plan.vector:
-        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
-        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        mem, idxs = _mem_and_indices(o)
         if not idxs or idxs[-1] != inner:
             return None
         vals = []
@@ -2309,8 +2307,7 @@ def _flat_plan(args: list, body_ops: list, blocks: list, width: int) -> "_FlatPl
     for o in body_ops:
         if o.name not in ("memref.load", "memref.store"):
             continue
-        mem = o.operands[0] if o.name == "memref.load" else o.operands[1]
-        idxs = list(o.operands)[1:] if o.name == "memref.load" else list(o.operands)[2:]
+        mem, idxs = _mem_and_indices(o)
         mt = ir.MemRefType(mem.type)
         if len(idxs) == n and all(v == a for v, a in zip(idxs, args)):
             et = str(mt.element_type)
@@ -2489,6 +2486,13 @@ class _RowRegisters:
         key = self._key(mem, idxs)
         if key is not None:
             self.loads[key] = value
+
+
+def _mem_and_indices(o: ir.Operation) -> tuple:
+    """(memref, index values) of a memref.load or memref.store."""
+    if o.name == "memref.load":
+        return o.operands[0], list(o.operands)[1:]
+    return o.operands[1], list(o.operands)[2:]
 
 
 def _unexpanded(mem: ir.Value, idxs: list) -> tuple:
