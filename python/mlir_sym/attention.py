@@ -136,12 +136,7 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
     """Replace Dynamo-graph calls of scaled_dot_product_attention by mlir_sym::attention where the
     expansion is exact (see the module doc); returns how many."""
     count = 0
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _SDPA:
-            continue
-        bound = _bind(node)
-        if bound is None:
-            continue
+    for node, bound in _sdpa_calls(gm):
         why = _why_not(bound)
         if why is not None:
             log.debug("attention at %s keeps PyTorch's tracing: %s", node.meta.get("stack_trace", "?"), why)
@@ -156,14 +151,18 @@ def rewrite_sdpa_calls(gm: fx.GraphModule) -> int:
     return count
 
 
-def _bind(node: fx.Node) -> dict[str, Any] | None:
-    """The call's arguments by parameter name (defaults filled in), or None for a form not handled."""
-    if len(node.args) > len(_PARAMS) or any(k not in _PARAMS for k in node.kwargs):
-        return None
-    bound = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
-    bound.update(zip(_PARAMS, node.args))
-    bound.update(node.kwargs)
-    return bound
+def _sdpa_calls(gm: fx.GraphModule):
+    """(node, its arguments by parameter name with the defaults filled in) of each call of
+    scaled_dot_product_attention in Dynamo's graph, except forms with other arguments."""
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA:
+            continue
+        if len(node.args) > len(_PARAMS) or any(k not in _PARAMS for k in node.kwargs):
+            continue
+        bound = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
+        bound.update(zip(_PARAMS, node.args))
+        bound.update(node.kwargs)
+        yield node, bound
 
 
 def math_form_for_grad(gm: fx.GraphModule) -> int:
@@ -176,21 +175,24 @@ def math_form_for_grad(gm: fx.GraphModule) -> int:
     (`_layout`: a [B, L, H, E] buffer for rank 4), so views the user code takes of it trace as they run
     eagerly. Returns how many calls."""
     count = 0
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _SDPA:
-            continue
-        bound = _bind(node)
-        if bound is None:
-            continue
+    for node, bound in _sdpa_calls(gm):
         vals = [_val(bound[n]) for n in ("query", "key", "value", "attn_mask")]
         if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in vals):
             continue
         g = gm.graph
         with g.inserting_before(node):
+            query, scale = bound["query"], bound["scale"]
+            if scale is None and _concrete(vals[0].shape[-1]) is None:
+                # a symbolic head dim: the default scale 1 / sqrt(E) would be a SymFloat that the
+                # backward graph takes as an input (not supported); a 0-d tensor scales q instead
+                e = g.call_method("size", (query, -1))
+                t = g.call_function(torch.full, ((), e), {"dtype": torch.float32, "device": vals[0].device})
+                query = g.call_function(operator.mul, (query, g.call_method("rsqrt", (t,))))
+                scale = 1.0
             both = g.call_function(torch.ops.aten._scaled_dot_product_attention_math.default,
-                                   (bound["query"], bound["key"], bound["value"], bound["attn_mask"],
+                                   (query, bound["key"], bound["value"], bound["attn_mask"],
                                     bound["dropout_p"], bound["is_causal"], None),
-                                   {"scale": bound["scale"], "enable_gqa": bool(bound["enable_gqa"])})
+                                   {"scale": scale, "enable_gqa": bool(bound["enable_gqa"])})
             out = g.call_function(operator.getitem, (both, 0))
             if vals[0].dim() == 4:
                 out = g.call_method("transpose", (out, 1, 2))

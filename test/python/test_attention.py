@@ -78,15 +78,27 @@ def test_half_inputs_are_expanded_in_float32(dtype):
     assert backend.stats.compiles == 1
 
 
-def test_inputs_that_require_grad_are_not_rewritten():
-    q = torch.randn(2, 3, 5, 8, requires_grad=True)
+@pytest.mark.parametrize("scale", [None, 0.3])
+def test_inputs_that_require_grad_take_the_math_form(scale):
+    """Differentiated attention is PyTorch's math form (attention.math_form_for_grad), not the custom
+    op: outputs and gradients match eager at two sizes, the head dim symbolic too (its default scale
+    1 / sqrt(E) is a 0-d tensor: as a SymFloat the backward graph would take it as an input)."""
 
-    def f(x):
-        return F.scaled_dot_product_attention(x, x, x, is_causal=True)
+    def f(x, m):
+        return F.scaled_dot_product_attention(x, x, x * 2, is_causal=True, scale=scale) * m
 
     cf = torch.compile(f, backend="mlir_sym", dynamic=True)
-    torch.testing.assert_close(cf(q), f(q))
+    for shape in [(2, 3, 5, 8), (3, 2, 7, 6)]:
+        q = torch.randn(*shape, requires_grad=True)
+        q2 = q.detach().clone().requires_grad_(True)
+        m = torch.randn(shape[-1])
+        got, want = cf(q, m), f(q2, m)
+        torch.testing.assert_close(got, want)
+        got.pow(2).sum().backward()
+        want.pow(2).sum().backward()
+        torch.testing.assert_close(q.grad, q2.grad, atol=1e-5, rtol=1e-4)
     assert backend.stats.attention_ops == 0
+    assert backend.stats.compiles == 2
 
 
 @pytest.mark.parametrize("on", [True, False])
