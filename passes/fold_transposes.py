@@ -16,6 +16,13 @@ Runs after elementwise fusion (reshapes are propagated by then), in two ways, un
   (whose body does not read its output), that generic writes the transposed layout itself: its init
   becomes the transpose's and its output map the composed one.
 
+A `linalg.matmul` / `linalg.batch_matmul` reading the transpose of a computed tensor (of one element
+type, floats) is first written as the `linalg.generic` it stands for, which then reads the
+transpose's input: the gradient of a tied output head, `grad_logits^T @ h`, was a kernel copying
+[tokens, vocab] transposed before the library call; cuBLAS reads the strided operand itself (the
+runtime's einsum). The transpose of a function argument (nn.Linear's weight) stays for
+sym-gpu-library-calls, whose matmul call reads it as a transposed view.
+
 Nothing is fused beyond that: a contraction never absorbs an elementwise producer here (its library
 call would be lost).
 
@@ -54,6 +61,48 @@ def _all_parallel(g: ir.Operation) -> bool:
     return all("parallel" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"]))
 
 
+_CONTRACTIONS = {"linalg.matmul": 2, "linalg.batch_matmul": 3}  # named op -> its parallel dims
+
+
+def _generalizable(o: ir.Operation) -> bool:
+    """A named matmul on tensors whose operands share one float element type and whose body is the
+    plain `out + a * b` (no casts)."""
+    types = [v.type for v in o.operands]
+    if not all(isinstance(t, ir.RankedTensorType) for t in types) or len(o.results) != 1:
+        return False
+    et = {str(ir.RankedTensorType(t).element_type) for t in types}
+    if len(et) != 1 or et.pop() not in ("f32", "f64", "f16", "bf16"):
+        return False
+    return [c.operation.name for c in o.regions[0].blocks[0].operations] == ["arith.mulf", "arith.addf", "linalg.yield"]
+
+
+def _generalize(o: ir.Operation) -> ir.Operation:
+    """The `linalg.generic` a named matmul stands for (its indexing maps and body), replacing it."""
+    from torch_mlir.dialects import linalg
+
+    npar = _CONTRACTIONS[o.name]
+    its = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>")
+                            for k in ["parallel"] * npar + ["reduction"]])
+    with ir.InsertionPoint(o), o.location:
+        g = linalg.GenericOp([o.results[0].type], list(o.operands)[:2], [o.operands[2]],
+                             o.attributes["indexing_maps"], its)
+        old = o.regions[0].blocks[0]
+        block = g.regions[0].blocks.append(*[a.type for a in old.arguments])
+        mapping = dict(zip(old.arguments, block.arguments))
+        with ir.InsertionPoint(block):
+            for c in old.operations:
+                c = c.operation
+                n = c.clone()
+                for i, v in enumerate(list(n.operands)):
+                    if v in mapping:
+                        n.operands[i] = mapping[v]
+                for r0, r1 in zip(c.results, n.results):
+                    mapping[r0] = r1
+    o.results[0].replace_all_uses_with(g.results[0])
+    o.erase()
+    return g.operation
+
+
 def _asks_shape_only(o: ir.Operation) -> bool:
     """A `tensor.dim`, or a reshape whose results only such ops read: what it computes depends on its
     source's shape alone, which the transpose's init has too (reshapes left to read a dim of the
@@ -90,6 +139,12 @@ class FoldTransposes(SymPass):
         return list(ir.DenseI64ArrayAttr(t.attributes["permutation"]))
 
     def _into_readers(self, t: ir.Operation) -> bool:
+        computed = not isinstance(t.operands[0].owner, ir.Block)  # a function argument's: see the module doc
+        for u in list(t.results[0].uses):
+            o = _user(u)
+            if computed and o.name in _CONTRACTIONS and u.operand_number < 2 and _generalizable(o):
+                _generalize(o)
+                self.bump("matmuls-generalized")
         uses = [(_user(u), u.operand_number) for u in t.results[0].uses]
         shape_only = [o for o, _ in uses if _asks_shape_only(o)]
         uses = [(o, n) for o, n in uses if not _asks_shape_only(o)]

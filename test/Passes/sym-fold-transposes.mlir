@@ -96,9 +96,43 @@ func.func @into_producer(%x: tensor<1x?x4x16xf32>, %b: tensor<4x16xf32>) -> tens
 
 // -----
 
-// Left alone: a transpose a named matmul reads (sym-gpu-library-calls folds one of an argument into
-// a transposed view), one of a result something else reads too, one of a reduction's result, and
-// one whose producer reads its output.
+// A named matmul reading the transpose of a computed tensor (the gradient of a tied head,
+// grad_logits^T @ h, where grad_logits has another reader) becomes the generic it stands for, which
+// reads the transpose's input through the composed map; a matmul reading it untransposed is kept.
+// CHECK-DAG:   #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @into_matmul_reader
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[AT]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[NEG:.*]], %arg1 : tensor<6x5xf32>, tensor<6x3xf32>)
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.addf
+// CHECK:         linalg.matmul ins(%[[NEG]], %arg2
+func.func @into_matmul_reader(%g: tensor<6x5xf32>, %h: tensor<6x3xf32>, %w: tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<6x3xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<6x5xf32>
+  %neg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<6x5xf32>) outs(%e0 : tensor<6x5xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %n = arith.negf %u : f32
+    linalg.yield %n : f32
+  } -> tensor<6x5xf32>
+  %e1 = tensor.empty() : tensor<5x6xf32>
+  %t = linalg.transpose ins(%neg : tensor<6x5xf32>) outs(%e1 : tensor<5x6xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<5x3xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e2 : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %gw = linalg.matmul ins(%t, %h : tensor<5x6xf32>, tensor<6x3xf32>) outs(%z : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %e3 = tensor.empty() : tensor<6x3xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<6x3xf32>) -> tensor<6x3xf32>
+  %gh = linalg.matmul ins(%neg, %w : tensor<6x5xf32>, tensor<5x3xf32>) outs(%z2 : tensor<6x3xf32>) -> tensor<6x3xf32>
+  return %gw, %gh : tensor<5x3xf32>, tensor<6x3xf32>
+}
+
+// -----
+
+// Left alone: a transpose of a function argument a named matmul reads (sym-gpu-library-calls folds
+// it into a transposed view), one of a result something else reads too, one of a reduction's
+// result, and one whose producer reads its output.
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-4: linalg.transpose
 func.func @kept(%w: tensor<8x4xf32>, %x: tensor<3x4xf32>, %r: tensor<4x4xf32>) -> (tensor<3x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
