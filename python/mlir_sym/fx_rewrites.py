@@ -353,8 +353,8 @@ def flat_put_indices(graph: fx.Graph) -> int:
 def scatter_as_where(graph: fx.Graph) -> int:
     """Each `aten.scatter.value` / `aten.scatter.src` whose index is [.., 1 at dim d, ..] with self's
     other sizes: `where(arange(size_d) (along d) == index, value, self)` (a src contributes its
-    elements at position 0 along d). An index out of range writes nothing here, as the scatter it
-    replaces wrote nothing checked (eager raises)."""
+    elements at position 0 along d). An index out of range raises IndexError, as eager's scatter
+    raises (the scatter this replaces wrote past its row unchecked)."""
     count = 0
     for node in list(graph.nodes):
         target = str(node.target)
@@ -376,10 +376,15 @@ def scatter_as_where(graph: fx.Graph) -> int:
                     k != dim and _sym(src.shape[k]) != _sym(d.shape[k]) for k in range(d.dim())):
                 continue
             value = e(torch.ops.aten.slice.Tensor, value, dim, 0, 1)
-        iota = e(torch.ops.aten.arange.default, e.size(dest, dim), dtype=idx.dtype, device=d.device)
+        # the index through an embedding of the positions (a [size, 1] table of 0..size-1 in float64,
+        # exact): its lowering checks every index (an IndexError; a device assert on the GPU, no
+        # synchronization), as eager's scatter raises on one out of range; a kernel over the index only
+        iota = e(torch.ops.aten.arange.default, e.size(dest, dim), dtype=torch.float64, device=d.device)
+        table = e(torch.ops.aten.unsqueeze.default, iota, 1)
+        checked = e(torch.ops.aten.squeeze.dim, e(torch.ops.aten.embedding.default, table, index), -1)
         for _ in range(d.dim() - 1 - dim):
             iota = e(torch.ops.aten.unsqueeze.default, iota, -1)
-        hit = e(torch.ops.aten.eq.Tensor, iota, index)
+        hit = e(torch.ops.aten.eq.Tensor, iota, checked)
         if target == "aten.scatter.value":
             value = e(torch.ops.aten.scalar_tensor.default, value, dtype=d.dtype, device=d.device)
         out = e(torch.ops.aten.where.self, hit, value, dest)

@@ -364,15 +364,18 @@ def test_odd_slices_compile_with_the_flat_path(name, tmp_path, monkeypatch):
         assert "ld.global.v4" in code.ptx and "st.global.v4" in code.ptx
 
 
-def test_one_hot_scatter_is_one_elementwise_kernel(tmp_path, monkeypatch):
+def test_one_hot_scatter_is_an_elementwise_kernel(tmp_path, monkeypatch):
     """Cross entropy's backward scatters -1 at each row's target into zeros and multiplies: one
-    elementwise kernel (fx_rewrites.scatter_as_where). As a scatter it was a fill, a scatter kernel
-    of one thread (no pass could prove its indices unique) and the product."""
+    elementwise kernel for the where and the product, beside the positions' table and its embedding
+    of the index (the bounds check) (fx_rewrites.scatter_as_where). As a scatter it was a fill, a
+    scatter kernel of one thread (no pass could prove its indices unique) and the product."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
     fn = lambda x, i: torch.zeros_like(x).scatter_(1, i, -1.0) * x  # noqa: E731
     (code,) = _codegen_fn(fn, (torch.randn(6, 50), torch.randint(0, 50, (6, 1))))
-    assert code.program.source.count("rt.launch(") == 1, code.program.source
+    src = code.program.source
+    assert src.count("rt.launch(") == 3, src
+    assert not re.search(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src), src  # no one-thread launch
 
 
 def test_convolutions_are_library_calls(tmp_path, monkeypatch):

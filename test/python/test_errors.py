@@ -370,6 +370,27 @@ def test_scatters_wrap_negative_indices_and_check_bounds(fn, emulate_gpu, monkey
 
 
 @pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+def test_one_per_row_scatter_checks_bounds(emulate_gpu, monkeypatch):
+    """`zeros.scatter(1, index[n, 1], v)` (cross entropy's backward; fx_rewrites.scatter_as_where):
+    an index past the row or negative raises IndexError as eager's scatter raises; before, the
+    scatter wrote another row's element (or past the buffer on the GPU) without a word."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    f = lambda z, i: torch.zeros_like(z).scatter(1, i, -1.0) * z  # noqa: E731
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    z = torch.randn(5, 7)
+    i = torch.randint(0, 7, (5, 1), generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(compiled(z, i), f(z, i))
+    for bad in (7, 8, -1):
+        j = i.clone()
+        j[1, 0] = bad
+        with pytest.raises(RuntimeError):
+            f(z, j)
+        with pytest.raises(IndexError, match="index must be"):
+            compiled(z, j)
+    assert backend.stats.compiles == 1
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precision_scatter_adds(dtype, emulate_gpu, monkeypatch):
     """index_put(accumulate=True) of bf16 / f16, then bf16 / f16 arithmetic and math: on the CPU JIT
