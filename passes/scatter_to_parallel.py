@@ -15,7 +15,10 @@ position), which the GPU mapping launches like any elementwise nest:
   one element add up), for element types with hardware atomics (f16, bf16, f32, f64, i32, i64);
   with the option `atomics=0` (the CPU pipeline, which runs parallel loops in order) a load, an add
   and a store (x86 has no bf16 atomic add: LLVM would call a conversion routine the JIT lacks).
-Other combiners, an overwrite whose indices may repeat (the loop's last writer decides), and adds of
+An overwrite whose indices may repeat (`aten.scatter`, which torch-mlir cannot mark unique) becomes
+a loop nest over the updates in order instead (the last writer of an element decides, as in the
+loop lowering's form: one GPU thread), with the same wrapped and checked indices: the loop lowering
+wrote an index out of range into another row, or past the buffer. Other combiners and adds of
 narrow integers are left for the loop lowering.
 
 Before:
@@ -70,7 +73,7 @@ def scatter_combiner(o: ir.Operation) -> str | None:
 @register
 class ScatterToParallel(SymPass):
     """Lower tm_tensor.scatter (overwrite with unique indices, or add) on memrefs to a parallel loop
-    with wrapped, checked indices."""
+    with wrapped, checked indices; an overwrite whose indices may repeat to a checked loop nest."""
 
     name = "sym-scatter-to-parallel"
     options = {"atomics": int}
@@ -85,7 +88,7 @@ class ScatterToParallel(SymPass):
         self._declare_marker(op)
         for o, kind in todo:
             self._lower(o, kind)
-            self.bump("scatters-parallel")
+            self.bump("scatters-in-order" if kind == "set-in-order" else "scatters-parallel")
 
     @staticmethod
     def _kind(o: ir.Operation) -> str | None:
@@ -95,7 +98,7 @@ class ScatterToParallel(SymPass):
         combine = scatter_combiner(o)
         if combine == "set":
             unique = "unique_indices" in o.attributes and ir.BoolAttr(o.attributes["unique_indices"]).value
-            return "set" if unique else None
+            return "set" if unique else "set-in-order"
         if combine == "add":
             return _ATOMIC_ADD.get(str(ir.MemRefType(o.operands[2].type).element_type))
         return None
@@ -125,43 +128,64 @@ class ScatterToParallel(SymPass):
             c1 = arith.ConstantOp(index, 1).result
             trips = [memref.DimOp(updates, arith.ConstantOp(index, d).result).result for d in range(urank)]
             sizes = {d: memref.DimOp(original, arith.ConstantOp(index, d).result).result for d in dims}
+            if kind == "set-in-order":
+                # indices may repeat: a loop nest in the updates' order (the last write of an element
+                # wins, as in tm-tensor-to-loops' form), with the same wrapped, checked indices
+                ivs, ip = [], ir.InsertionPoint(o)
+                for t in trips:
+                    with ip:
+                        loop = scf.ForOp(c0, t, c1)
+                    ivs.append(loop.induction_variable)
+                    with ir.InsertionPoint(loop.body):
+                        end = scf.YieldOp([])
+                    ip = ir.InsertionPoint(end)
+                with ip:
+                    self._body(o, kind, ivs, dims, sizes, orank, k, msg, c0)
+                o.erase()
+                return
             loop = scf.ParallelOp([], [c0] * urank, trips, [c1] * urank, [])
             block = loop.regions[0].blocks.append(*([index] * urank))
             with ir.InsertionPoint(block):
-                ivs = list(block.arguments)
-                value = memref.LoadOp(updates, ivs).result
-                pos: list[ir.Value | None] = [None] * orank
-                for d in range(orank - k, orank):
-                    pos[d] = ivs[d - (orank - k) + 1]
-                ok = None
-                for i, d in enumerate(dims):
-                    raw = memref.LoadOp(indices, [ivs[0], arith.ConstantOp(index, i).result]).result
-                    idx = raw if str(raw.type) == "index" else arith.IndexCastOp(index, raw).result
-                    neg = arith.CmpIOp(arith.CmpIPredicate.slt, idx, c0).result
-                    idx = arith.SelectOp(neg, arith.AddIOp(idx, sizes[d]).result, idx).result
-                    p = idx if pos[d] is None else arith.AddIOp(idx, pos[d]).result
-                    inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, p, c0).result,
-                                          arith.CmpIOp(arith.CmpIPredicate.slt, p, sizes[d]).result).result
-                    ok = inside if ok is None else arith.AndIOp(ok, inside).result
-                    pos[d] = p
-                if any(p is None for p in pos):
-                    raise ValueError(f"scatter at {o.location}: dimension {pos.index(None)} of the original is not indexed")
-                if ok is not None:
-                    call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(MARKER), [ok])
-                    call.operation.attributes[MSG_ATTR] = ir.StringAttr.get(msg)
-                if kind == "set":
-                    memref.StoreOp(value, original, pos)
-                elif not self.atomics:  # a sequential target (the CPU runs scf.parallel in order)
-                    old = memref.LoadOp(original, pos).result
-                    if str(value.type) in ("bf16", "f16"):  # added in f32 (no half-precision libcalls)
-                        f32 = ir.F32Type.get()
-                        wide = arith.AddFOp(arith.ExtFOp(f32, old).result, arith.ExtFOp(f32, value).result).result
-                        total = arith.TruncFOp(value.type, wide).result
-                    else:
-                        total = (arith.AddFOp if kind == "addf" else arith.AddIOp)(old, value).result
-                    memref.StoreOp(total, original, pos)
-                else:
-                    i64 = ir.IntegerType.get_signless(64)
-                    memref.AtomicRMWOp(ir.IntegerAttr.get(i64, _RMW_KIND[kind]), value, original, pos)
+                self._body(o, kind, list(block.arguments), dims, sizes, orank, k, msg, c0)
                 scf.ReduceOp([], 0)
         o.erase()
+
+    def _body(self, o: ir.Operation, kind: str, ivs: list, dims: list, sizes: dict, orank: int, k: int,
+              msg: str, c0: ir.Value) -> None:
+        """One update at loop variables `ivs`: its indices wrapped and checked, then the write."""
+        updates, indices, original = list(o.operands)
+        index = ir.IndexType.get()
+        value = memref.LoadOp(updates, ivs).result
+        pos: list[ir.Value | None] = [None] * orank
+        for d in range(orank - k, orank):
+            pos[d] = ivs[d - (orank - k) + 1]
+        ok = None
+        for i, d in enumerate(dims):
+            raw = memref.LoadOp(indices, [ivs[0], arith.ConstantOp(index, i).result]).result
+            idx = raw if str(raw.type) == "index" else arith.IndexCastOp(index, raw).result
+            neg = arith.CmpIOp(arith.CmpIPredicate.slt, idx, c0).result
+            idx = arith.SelectOp(neg, arith.AddIOp(idx, sizes[d]).result, idx).result
+            p = idx if pos[d] is None else arith.AddIOp(idx, pos[d]).result
+            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, p, c0).result,
+                                  arith.CmpIOp(arith.CmpIPredicate.slt, p, sizes[d]).result).result
+            ok = inside if ok is None else arith.AndIOp(ok, inside).result
+            pos[d] = p
+        if any(p is None for p in pos):
+            raise ValueError(f"scatter at {o.location}: dimension {pos.index(None)} of the original is not indexed")
+        if ok is not None:
+            call = func_d.CallOp([], ir.FlatSymbolRefAttr.get(MARKER), [ok])
+            call.operation.attributes[MSG_ATTR] = ir.StringAttr.get(msg)
+        if kind in ("set", "set-in-order"):
+            memref.StoreOp(value, original, pos)
+        elif not self.atomics:  # a sequential target (the CPU runs scf.parallel in order)
+            old = memref.LoadOp(original, pos).result
+            if str(value.type) in ("bf16", "f16"):  # added in f32 (no half-precision libcalls)
+                f32 = ir.F32Type.get()
+                wide = arith.AddFOp(arith.ExtFOp(f32, old).result, arith.ExtFOp(f32, value).result).result
+                total = arith.TruncFOp(value.type, wide).result
+            else:
+                total = (arith.AddFOp if kind == "addf" else arith.AddIOp)(old, value).result
+            memref.StoreOp(total, original, pos)
+        else:
+            i64 = ir.IntegerType.get_signless(64)
+            memref.AtomicRMWOp(ir.IntegerAttr.get(i64, _RMW_KIND[kind]), value, original, pos)

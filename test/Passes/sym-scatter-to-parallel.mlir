@@ -81,18 +81,38 @@ func.func @adds(%v: memref<?x1xf32>, %j: memref<?x1xi32>, %p: memref<?xf32>, %w:
 
 // -----
 
-// Left for the loop lowering: an overwrite whose indices may repeat (the last writer decides), an add
-// of a type without hardware atomics, another combiner.
-// CHECK-LABEL: func.func @kept
+// An overwrite whose indices may repeat: a loop nest in the updates' order (the last writer of an
+// element decides, as in the loop lowering's form), with the indices wrapped and checked like the
+// parallel form's (tm-tensor-to-loops used them unchecked: an index past the end wrote past the buffer).
+// CHECK-LABEL: func.func @in_order
 // CHECK-NOT:     scf.parallel
-// CHECK-COUNT-3: tm_tensor.scatter
-// CHECK-NOT:     scf.parallel
-// CHECK-NOT:   __mlir_sym_nested_assert
-func.func @kept(%v: memref<?x1xf32>, %j: memref<?x1xi64>, %p: memref<?xf32>, %b8: memref<?x1xi8>, %q8: memref<?xi8>) {
+// CHECK:         %[[N:.*]] = memref.dim %arg0, %c0
+// CHECK:         %[[SIZE:.*]] = memref.dim %arg2, %c0
+// CHECK:         scf.for %[[K:.*]] = %c0{{.*}} to %[[N]]
+// CHECK:           scf.for %[[C:.*]] = %c0{{.*}} to %{{.*}}
+// CHECK:             %[[V:.*]] = memref.load %arg0[%[[K]], %[[C]]]
+// CHECK:             %[[RAW:.*]] = memref.load %arg1[%[[K]], %{{.*}}]
+// CHECK:             arith.cmpi slt, %{{.*}}, %[[SIZE]]
+// CHECK:             call @__mlir_sym_nested_assert(%{{.*}}) {sym.assert_msg = "IndexError: index out of bounds in index_put / scatter{{.*}}"}
+// CHECK:             memref.store %[[V]], %arg2[%{{.*}}]
+// CHECK-NOT:     tm_tensor.scatter
+func.func @in_order(%v: memref<?x1xf32>, %j: memref<?x1xi64>, %p: memref<?xf32>) {
   tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%v, %j : memref<?x1xf32>, memref<?x1xi64>) outs(%p : memref<?xf32>) {
   ^bb0(%a: f32, %b: f32):
     tm_tensor.yield %a : f32
   }
+  return
+}
+
+// -----
+
+// Left for the loop lowering: an add of a type without hardware atomics, another combiner.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT:     scf.parallel
+// CHECK-COUNT-2: tm_tensor.scatter
+// CHECK-NOT:     scf.parallel
+// CHECK-NOT:   __mlir_sym_nested_assert
+func.func @kept(%v: memref<?x1xf32>, %j: memref<?x1xi64>, %p: memref<?xf32>, %b8: memref<?x1xi8>, %q8: memref<?xi8>) {
   tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(false) ins(%b8, %j : memref<?x1xi8>, memref<?x1xi64>) outs(%q8 : memref<?xi8>) {
   ^bb0(%a: i8, %b: i8):
     %s = arith.addi %a, %b : i8

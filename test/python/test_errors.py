@@ -391,6 +391,27 @@ def test_one_per_row_scatter_checks_bounds(emulate_gpu, monkeypatch):
 
 
 @pytest.mark.parametrize("emulate_gpu", ["0", "1"])
+def test_scatter_overwrites_check_bounds(emulate_gpu, monkeypatch):
+    """`x.scatter(0, index, src)` (indices that may repeat: sym-scatter-to-parallel's in-order loop
+    nest) matches eager, and an index out of range raises IndexError as eager's scatter raises; the
+    loop lowering wrote it into another row, or past the buffer."""
+    monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", emulate_gpu)
+    f = lambda x, i, s: x.scatter(0, i, s) * 2  # noqa: E731
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(0)
+    for n in (6, 9):
+        x, s = torch.randn(n, 3, generator=g), torch.randn(4, 3, generator=g)
+        i = torch.stack([torch.randperm(n, generator=g)[:4] for _ in range(3)], 1)
+        torch.testing.assert_close(compiled(x, i, s), f(x, i, s))
+    i[2, 1] = n + 1
+    with pytest.raises(RuntimeError):
+        f(x, i, s)
+    with pytest.raises(IndexError, match="index out of bounds in index_put / scatter"):
+        compiled(x, i, s)
+    assert backend.stats.compiles == 1
+
+
+@pytest.mark.parametrize("emulate_gpu", ["0", "1"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precision_scatter_adds(dtype, emulate_gpu, monkeypatch):
     """index_put(accumulate=True) of bf16 / f16, then bf16 / f16 arithmetic and math: on the CPU JIT
