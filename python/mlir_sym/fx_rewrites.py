@@ -37,8 +37,9 @@ to one dim and the values (expanded to the index's shape first) to [numel, trail
 self's sizes elsewhere writes one element per slice: it is `where(iota_d == index, value, self)`,
 an elementwise op that fuses with its neighbours. Cross entropy's backward is such a scatter (a
 one-hot [tokens, vocab] of -1 at the targets). torch-mlir made it a `tm_tensor.scatter` that no
-pass could prove free of repeated indices, which ran in one GPU thread (336 µs of a GPT-sized
-training step) after a fill of the whole tensor.
+pass could prove free of repeated indices, which ran in one GPU thread after a fill of the whole
+tensor. Each index goes through an embedding of the positions, whose lowering checks it (eager's
+scatter raises on an index out of range).
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
