@@ -189,8 +189,14 @@ def math_form_for_grad(gm: fx.GraphModule) -> int:
                 t = g.call_function(torch.full, ((), e), {"dtype": torch.float32, "device": vals[0].device})
                 query = g.call_function(operator.mul, (query, g.call_method("rsqrt", (t,))))
                 scale = 1.0
+            mask = bound["attn_mask"]
+            if isinstance(vals[3], torch.Tensor) and vals[3].dtype == torch.bool:
+                # F.scaled_dot_product_attention gives the math form a bool mask as 0 / -inf (where
+                # True keeps a score); the math op itself would add True as 1 and False as 0
+                mask = g.call_function(torch.where, (mask, 0.0, float("-inf")))
+                mask = g.call_method("to", (mask, vals[0].dtype))
             both = g.call_function(torch.ops.aten._scaled_dot_product_attention_math.default,
-                                   (query, bound["key"], bound["value"], bound["attn_mask"],
+                                   (query, bound["key"], bound["value"], mask,
                                     bound["dropout_p"], bound["is_causal"], None),
                                    {"scale": scale, "enable_gqa": bool(bound["enable_gqa"])})
             out = g.call_function(operator.getitem, (both, 0))

@@ -27,11 +27,12 @@ concat dim; when every piece is (`torch.cat([x[1:], x[1:]])` at a batch of 1, wh
 specializes), it built a `tensor.concat` of no inputs, and the backend then aborted the process
 (LLVM's "SmallVector unable to grow"). Such a concat is an empty copy of its first piece.
 
-`flat_put_indices`: torch-mlir's `index_put` with one index tensor of rank >= 2 broadcast the values
+`flat_put_indices`: torch-mlir's `index_put` with index tensors of rank >= 2 broadcast the values
 to a wrong shape when their trailing dims are static (values [b, t, 4] at an index [b, t] became
 [b, 1, 4]: only each first column was put). An embedding's backward is such a put (accumulated), so
-a training step's embedding gradient was wrong at every dynamic batch size. The index is flattened
-to one dim and the values (expanded to the index's shape first) to [numel, trailing dims].
+a training step's embedding gradient was wrong at every dynamic batch size; so was
+`index_put((arange(b)[:, None], idx), h)`. The indices are expanded to their broadcast shape and
+flattened to one dim, and the values (expanded first) to [numel, trailing dims].
 
 `scatter_as_where`: `self.scatter(d, index, value)` whose index has one element along `d` and
 self's sizes elsewhere writes one element per slice: it is `where(iota_d == index, value, self)`,
@@ -40,6 +41,11 @@ one-hot [tokens, vocab] of -1 at the targets). torch-mlir made it a `tm_tensor.s
 pass could prove free of repeated indices, which ran in one GPU thread after a fill of the whole
 tensor. Each index goes through an embedding of the positions, whose lowering checks it (eager's
 scatter raises on an index out of range).
+
+`nonnegative_dims`: torch-mlir's `convert-torch-to-tmtensor` crashed the process (a segmentation
+fault, or "LLVM ERROR: out of memory") on `aten.scatter_add` with a negative dim, which the backward
+of every `x.gather(-1, i)`, `sort(-1)` and `topk(dim=-1)` holds; the dim argument of scatters and
+gathers is made non-negative first.
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
@@ -323,30 +329,43 @@ def empty_concats(graph: fx.Graph) -> int:
 
 
 def flat_put_indices(graph: fx.Graph) -> int:
-    """Each `aten.index_put` of one integer index tensor of rank >= 2 on the leading dim: the index
-    flattened, the values expanded to (index shape + the destination's trailing dims) and flattened
-    to match."""
+    """Each `aten.index_put` whose index tensors (integer, on the leading dims, no None) broadcast to
+    a shape of rank >= 2: every index expanded to that shape and flattened, the values expanded to
+    (that shape + the destination's other dims) and flattened to match."""
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or str(node.target) != "aten.index_put.default":
             continue
-        dest, indices, values = node.args[0], node.args[1], node.args[2]
-        if len(indices) != 1 or not isinstance(indices[0], fx.Node) or not isinstance(values, fx.Node):
+        dest, indices, values = node.args[0], list(node.args[1]), node.args[2]
+        if not indices or not all(isinstance(i, fx.Node) for i in indices) or not isinstance(values, fx.Node):
             continue
-        d, idx, v = _meta_val(dest), _meta_val(indices[0]), _meta_val(values)
-        if not all(isinstance(t, torch.Tensor) for t in (d, idx, v)) or idx.dtype not in (torch.int64, torch.int32) \
-                or idx.dim() < 2 or d.dim() < 1:
+        d, v, idxs = _meta_val(dest), _meta_val(values), [_meta_val(i) for i in indices]
+        if not (isinstance(d, torch.Tensor) and isinstance(v, torch.Tensor)) or d.dim() < len(indices) or not all(
+                isinstance(t, torch.Tensor) and t.dtype in (torch.int64, torch.int32) for t in idxs):
+            continue
+        rank = max(t.dim() for t in idxs)
+        if rank < 2:
             continue
         e = Emitter(graph, node)
+        # each broadcast dim's size, from an index whose dim (right-aligned) is not a static 1
+        shape = []
+        for k in range(rank):
+            src = [(i, t.dim() - rank + k) for i, t in zip(indices, idxs) if t.dim() - rank + k >= 0]
+            i, dd = next(((i, dd) for i, dd in src if not (_is_static(_meta_val(i).shape[dd])
+                                                          and int(_meta_val(i).shape[dd]) == 1)), src[0])
+            shape.append(e.size(i, dd))
         # always expanded, to the destination's trailing sizes: values whose trailing dims the
         # ShapeEnv equates with static ones may still be typed dynamic, and a reshape of them to a
         # static trailing size would not verify (collapse_shape of ?x?x? into ?x4)
-        trailing = [e.size(dest, k) for k in range(1, d.dim())]
-        full = [e.size(indices[0], k) for k in range(idx.dim())] + trailing
-        values = e(torch.ops.aten.expand.default, values, full)
-        flat_idx = e(torch.ops.aten.reshape.default, indices[0], [-1])
+        trailing = [e.size(dest, k) for k in range(len(indices), d.dim())]
+        flat = []
+        for i, t in zip(indices, idxs):
+            if list(t.shape) != [_meta_val(x) if isinstance(x, fx.Node) else x for x in shape]:
+                i = e(torch.ops.aten.expand.default, i, shape)
+            flat.append(e(torch.ops.aten.reshape.default, i, [-1]))
+        values = e(torch.ops.aten.expand.default, values, shape + trailing)
         flat_v = e(torch.ops.aten.reshape.default, values, [-1] + trailing)
-        node.args = (dest, [flat_idx], flat_v, *node.args[3:])
+        node.args = (dest, flat, flat_v, *node.args[3:])
         count += 1
     return count
 
@@ -392,6 +411,25 @@ def scatter_as_where(graph: fx.Graph) -> int:
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1
+    return count
+
+
+_DIM_OPS = {"aten.scatter.src", "aten.scatter.value", "aten.scatter.reduce", "aten.scatter.value_reduce",
+            "aten.scatter_add.default", "aten.scatter_reduce.two", "aten.gather.default",
+            "aten.index_add.default", "aten.index_copy.default", "aten.index_fill.int_Scalar",
+            "aten.index_fill.int_Tensor", "aten.index_select.default"}
+
+
+def nonnegative_dims(graph: fx.Graph) -> int:
+    """The dim argument (the second) of scatters, gathers and index ops, made non-negative."""
+    count = 0
+    for node in graph.nodes:
+        if node.op != "call_function" or str(node.target) not in _DIM_OPS or len(node.args) < 2:
+            continue
+        t, dim = _meta_val(node.args[0]), node.args[1]
+        if isinstance(t, torch.Tensor) and isinstance(dim, int) and dim < 0 and t.dim() > 0:
+            node.args = (node.args[0], dim % t.dim(), *node.args[2:])
+            count += 1
     return count
 
 

@@ -519,6 +519,15 @@ def scatter_one_per_slice(x, i, i0, src):
             y.scatter(2, i.unsqueeze(0), 7.0))
 
 
+@case(inputs=lambda n: (randn(n, n, n + 1, 4), randint(n, 0, 9, n, n + 1)), sizes=(5, 8, 17))
+def put_broadcast_indices(h, ids):
+    """An accumulating put at (row, ids % length) with the index tensors [n, 1] and [n, length], into
+    rows of a static 4 (fx_rewrites.flat_put_indices: torch-mlir dropped updates)."""
+    h = h * torch.arange(1.0, 5.0, device=h.device)
+    idx = ids % h.shape[1]
+    return h.new_zeros(h.shape).index_put((torch.arange(h.shape[0], device=h.device)[:, None], idx), h, accumulate=True)
+
+
 @case(inputs=lambda n: (randn(n, n, 7), randint(n, 0, n, n + 1)))
 def index_gather(x, idx):
     return x.index_select(0, idx), x[idx], torch.gather(x, 0, idx[:, None].expand(-1, 7)[: x.shape[0]])

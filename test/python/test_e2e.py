@@ -169,6 +169,25 @@ def test_training_step_of_a_language_model():
     _assert_clean()
 
 
+@pytest.mark.parametrize("op", ["gather", "sort", "topk"])
+def test_backward_along_the_last_dim(op):
+    """The backward of gather(-1), sort(-1) and topk(dim=-1) scatters along dim -1: torch-mlir's
+    lowering of a negative scatter dim crashed the process (fx_rewrites.nonnegative_dims)."""
+    w = torch.randn(6, requires_grad=True)
+    fns = {"gather": lambda x, i: (x * w).gather(-1, i).pow(2).sum(),
+           "sort": lambda x, i: (x * w).sort(-1).values[..., :2].pow(2).sum(),
+           "topk": lambda x, i: (x * w).topk(2, dim=-1).values.pow(2).sum()}
+    f = fns[op]
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(0)
+    for b, t in [(2, 5), (3, 8)]:
+        x, i = torch.randn(b, t, 6, generator=g), torch.randint(0, 6, (b, t, 2), generator=g)
+        got = torch.autograd.grad(compiled(x, i), w)[0]
+        want = torch.autograd.grad(f(x, i), w)[0]
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    _assert_clean()
+
+
 def test_training_step():
     """Forward and backward graphs of an MLP each compile once; gradients match eager for every size."""
     torch.manual_seed(0)
