@@ -57,7 +57,7 @@ class TorchUnflatten(SymPass):
                 self.bump("unflattens-lowered")
 
     @staticmethod
-    def _lower(o: ir.Operation) -> bool:
+    def _lower(o: ir.Operation) -> bool:  # noqa: C901
         src, res = _parse(o.operands[0].type), _parse(o.results[0].type)
         k = _const_int(o.operands[1])
         lst = defining_op(o.operands[2])
@@ -91,6 +91,14 @@ class TorchUnflatten(SymPass):
                     dynamic.append(tensor.dim(b, arith.constant(idx, sd)))
                 static.append(ir.ShapedType.get_dynamic_size())
             rtype = _builtin(rdims, elem)
+            # expand_shape wants a group's source dim static exactly when all its result dims are (a
+            # dim typed dynamic but guarded static, or the mirror case, was invalid IR): a cast first
+            want = []
+            for g in groups:
+                sizes_g = [rdims[d] for d in g]
+                want.append(None if any(x is None for x in sizes_g) else _product(sizes_g))
+            if want != list(sdims):
+                b = tensor.CastOp(_builtin(want, elem), b).result
             reassoc = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
                                                           for d in g]) for g in groups])
             e = tensor.ExpandShapeOp(rtype, b, reassoc, dynamic, static).result
@@ -99,3 +107,10 @@ class TorchUnflatten(SymPass):
         o.results[0].replace_all_uses_with(back)
         o.erase()
         return True
+
+
+def _product(xs: list[int]) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p

@@ -36,6 +36,33 @@ func.func @negative_dim(%s0: !torch.int, %s1: !torch.int, %x: !torch.vtensor<[?,
 
 // -----
 
+// A group whose result dims are static (2, 2) from a dim typed dynamic (guarded to 4), and the mirror
+// case, a static 6 unflattened into two dynamic dims: the source is cast first, so that each group's
+// source dim is static exactly when all its result dims are (expand_shape rejected both).
+// CHECK-LABEL: func.func @static_group_of_a_dynamic_dim
+// CHECK:       %[[B:.+]] = torch_c.to_builtin_tensor %arg2 : !torch.vtensor<[?,?,?],f32> -> tensor<?x?x?xf32>
+// CHECK:       %[[C:.+]] = tensor.cast %[[B]] : tensor<?x?x?xf32> to tensor<?x?x4xf32>
+// CHECK:       tensor.expand_shape %[[C]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.+}}, %{{.+}}, 2, 2] : tensor<?x?x4xf32> into tensor<?x?x2x2xf32>
+// CHECK-LABEL: func.func @dynamic_group_of_a_static_dim
+// CHECK:       %[[B:.+]] = torch_c.to_builtin_tensor %arg2 : !torch.vtensor<[?,6],f32> -> tensor<?x6xf32>
+// CHECK:       %[[C:.+]] = tensor.cast %[[B]] : tensor<?x6xf32> to tensor<?x?xf32>
+// CHECK:       tensor.expand_shape %[[C]] {{\[}}[0], [1, 2]] output_shape [%{{.+}}, %{{.+}}, %{{.+}}] : tensor<?x?xf32> into tensor<?x?x?xf32>
+func.func @static_group_of_a_dynamic_dim(%s0: !torch.int, %s1: !torch.int, %x: !torch.vtensor<[?,?,?],f32>) -> !torch.vtensor<[?,?,2,2],f32> {
+  %int2 = torch.constant.int 2
+  %two = torch.constant.int 2
+  %l = torch.prim.ListConstruct %two, %two : (!torch.int, !torch.int) -> !torch.list<int>
+  %y = torch.aten.unflatten.int %x, %int2, %l : !torch.vtensor<[?,?,?],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,2,2],f32>
+  return %y : !torch.vtensor<[?,?,2,2],f32>
+}
+func.func @dynamic_group_of_a_static_dim(%s0: !torch.int, %s1: !torch.int, %x: !torch.vtensor<[?,6],f32>) -> !torch.vtensor<[?,?,?],f32> {
+  %int1 = torch.constant.int 1
+  %l = torch.prim.ListConstruct %s0, %s1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %y = torch.aten.unflatten.int %x, %int1, %l : !torch.vtensor<[?,6],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,?],f32>
+  return %y : !torch.vtensor<[?,?,?],f32>
+}
+
+// -----
+
 // A result with one dynamic dim, or a -1: left to torch-mlir.
 // CHECK-LABEL: func.func @left_to_torch_mlir
 // CHECK-COUNT-2: torch.aten.unflatten.int

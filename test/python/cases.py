@@ -528,6 +528,16 @@ def put_broadcast_indices(h, ids):
     return h.new_zeros(h.shape).index_put((torch.arange(h.shape[0], device=h.device)[:, None], idx), h, accumulate=True)
 
 
+@case(inputs=lambda n: (randn(n, n, n + 2, 4),))
+def view_of_a_cat_into_static_groups(x):
+    """A view of [b, t, 4] (4 guarded static, typed dynamic after the cat) as [b, t, 2, 2]:
+    sym-torch-unflatten made an invalid expand_shape (a review's random training programs)."""
+    h = torch.cat([x, x[:, :1] * 3], 1)
+    b, t, d = h.shape
+    y = h.view(b, t, 2, 2)
+    return (y * y.mean((0, 1), keepdim=True)).reshape(b, t, 4)
+
+
 @case(inputs=lambda n: (randn(n, n, 7), randint(n, 0, n, n + 1)))
 def index_gather(x, idx):
     return x.index_select(0, idx), x[idx], torch.gather(x, 0, idx[:, None].expand(-1, 7)[: x.shape[0]])
