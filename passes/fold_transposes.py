@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import defining_op, ops_named
+from mlir_sym.passes._compute_common import clone_remapped, defining_op, new_generic, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -78,29 +78,19 @@ def _generalizable(o: ir.Operation) -> bool:
 
 def _generalize(o: ir.Operation) -> ir.Operation:
     """The `linalg.generic` a named matmul stands for (its indexing maps and body), replacing it."""
-    from torch_mlir.dialects import linalg
-
     npar = _CONTRACTIONS[o.name]
     its = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>")
                             for k in ["parallel"] * npar + ["reduction"]])
-    with ir.InsertionPoint(o), o.location:
-        g = linalg.GenericOp([o.results[0].type], list(o.operands)[:2], [o.operands[2]],
-                             o.attributes["indexing_maps"], its)
-        old = o.regions[0].blocks[0]
-        block = g.regions[0].blocks.append(*[a.type for a in old.arguments])
-        mapping = dict(zip(old.arguments, block.arguments))
-        with ir.InsertionPoint(block):
-            for c in old.operations:
-                c = c.operation
-                n = c.clone()
-                for i, v in enumerate(list(n.operands)):
-                    if v in mapping:
-                        n.operands[i] = mapping[v]
-                for r0, r1 in zip(c.results, n.results):
-                    mapping[r0] = r1
+    g = new_generic(o, [o.results[0].type], list(o.operands)[:2], [o.operands[2]], _maps(o), its)
+    old = o.regions[0].blocks[0]
+    block = g.regions[0].blocks.append(*[a.type for a in old.arguments])
+    mapping = dict(zip(old.arguments, block.arguments))
+    with ir.InsertionPoint(block), o.location:
+        for c in old.operations:
+            clone_remapped(c.operation, mapping)
     o.results[0].replace_all_uses_with(g.results[0])
     o.erase()
-    return g.operation
+    return g
 
 
 def _asks_shape_only(o: ir.Operation) -> bool:
