@@ -47,6 +47,10 @@ fault, or "LLVM ERROR: out of memory") on `aten.scatter_add` with a negative dim
 of every `x.gather(-1, i)`, `sort(-1)` and `topk(dim=-1)` holds; the dim argument of scatters and
 gathers is made non-negative first.
 
+`sym_sums_as_adds`: `torch.sym_sum([a, b, ...])` (sizes that AOTAutograd adds up, e.g. in the
+backward of a slice followed by views) has no mapping in torch-mlir's FX importer ("Unimplemented
+call_function"); it becomes a chain of `operator.add`.
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -430,6 +434,26 @@ def nonnegative_dims(graph: fx.Graph) -> int:
         if isinstance(t, torch.Tensor) and isinstance(dim, int) and dim < 0 and t.dim() > 0:
             node.args = (node.args[0], dim % t.dim(), *node.args[2:])
             count += 1
+    return count
+
+
+def sym_sums_as_adds(graph: fx.Graph) -> int:
+    """Each `torch.sym_sum(terms)` as `((t0 + t1) + t2) ...` (`_sym_add`: folded where static)."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.sym_sum or len(node.args) != 1:
+            continue
+        terms = list(node.args[0])
+        if not any(isinstance(t, fx.Node) for t in terms):
+            continue
+        trace = node.meta.get("stack_trace")
+        with graph.inserting_before(node):
+            acc = 0
+            for t in terms:
+                acc = _sym_add(graph, acc, t, trace)
+        node.replace_all_uses_with(acc)
+        graph.erase_node(node)
+        count += 1
     return count
 
 

@@ -253,6 +253,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
             attention.causal_masks(graph)
         attention.expand_attention(graph, keep_fused=target == "gpu" and attention_fused_on_gpu())
         fx_rewrites.op_aliases(graph)
+        fx_rewrites.sym_sums_as_adds(graph)
         fx_rewrites.scalar_first_operands(graph)
         fx_rewrites.var_mean_in_float(graph)
         numerics.tanh_gelu_formula(graph)

@@ -188,6 +188,29 @@ def test_backward_along_the_last_dim(op):
     _assert_clean()
 
 
+def test_backward_with_a_sum_of_sizes():
+    """A slice between views: the backward graph adds sizes up with `torch.sym_sum`, which
+    torch-mlir's importer cannot map (fx_rewrites.sym_sums_as_adds)."""
+
+    def f(x):
+        b, t, d = x.shape
+        h = x.unsqueeze(2).expand(b, t, 2, d).reshape(b, t, 2 * d)
+        h = h[:, :-1] * h[:, 1:]
+        b, t, d = h.shape
+        return h.reshape(b, t * d).reshape(b, t, d)
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(0)
+    for shape in [(2, 5, 3), (3, 7, 4)]:
+        x = torch.randn(*shape, generator=g, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_(True)
+        up = torch.randn(shape[0], shape[1] - 1, 2 * shape[2], generator=g)
+        compiled(x).backward(up)
+        f(x2).backward(up)
+        torch.testing.assert_close(x.grad, x2.grad)
+    _assert_clean()
+
+
 def test_training_step():
     """Forward and backward graphs of an MLP each compile once; gradients match eager for every size."""
     torch.manual_seed(0)
