@@ -49,7 +49,9 @@ gathers is made non-negative first.
 
 `sym_sums_as_adds`: `torch.sym_sum([a, b, ...])` (sizes that AOTAutograd adds up, e.g. in the
 backward of a slice followed by views) has no mapping in torch-mlir's FX importer ("Unimplemented
-call_function"); it becomes a chain of `operator.add`.
+call_function"); it becomes a chain of `operator.add`. `torch.sym_max` / `torch.sym_min` of two
+sizes (`max(x.size(0), y.size(0))`, padding to the longer of two inputs) have none either; they become
+`prim.max.int` / `prim.min.int`, which it imports and lowers to `arith.maxsi` / `arith.minsi`.
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
@@ -454,7 +456,18 @@ def sym_sums_as_adds(graph: fx.Graph) -> int:
         node.replace_all_uses_with(acc)
         graph.erase_node(node)
         count += 1
+    for node in list(graph.nodes):
+        prim = _SYM_EXTREMA.get(node.target) if node.op == "call_function" else None
+        if prim is None or len(node.args) != 2 or node.kwargs:
+            continue
+        if not all(isinstance(_sym_val(a), (int, torch.SymInt)) for a in node.args):
+            continue  # SymFloats: no int extremum
+        node.target = prim
+        count += 1
     return count
+
+
+_SYM_EXTREMA = {torch.sym_max: torch.ops.prim.max.int, torch.sym_min: torch.ops.prim.min.int}
 
 
 def _sym_val(v):

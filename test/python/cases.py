@@ -480,6 +480,14 @@ def cat_of_empty_pieces(x):
     return empty * 2, torch.cat([x[:, :, 3:3].int(), x[:, :, 5:5].float()], dim=2), torch.cat([x[:, 1:1], x], 1)
 
 
+@case(inputs=lambda n: (randn(n, n, 4), randn(n, 20 - n, 4, salt=1)), sizes=(5, 8, 17))
+def pad_to_the_longer(x, y):
+    """`max` / `min` of two sizes (`torch.sym_max` / `sym_min`, which torch-mlir's importer cannot
+    map): either input is the longer one across the sizes."""
+    n, m = max(x.shape[0], y.shape[0]), min(x.shape[0], y.shape[0])
+    return F.pad(x, (0, 0, 0, n - x.shape[0])) + F.pad(y, (0, 0, 0, n - y.shape[0])), x[:m] * y[:m]
+
+
 @case(inputs=lambda n: (randn(n, n, 6),), sizes=(5, 8, 17))
 def split_sizes(x):
     k = x.shape[0] // 2
