@@ -45,6 +45,32 @@ eager's semantics, under symbolic sizes:
                             eager); it matches CPU eager for trailing NaNs, and for leading ones
                             before a repeated value; CUDA eager's bitonic network can disagree even
                             for trailing NaNs (not modeled)
+  convolution_backward      grouped (depthwise included) and transposed convolutions, whose
+                            backward torch-mlir's lowering gets wrong ("tensor.cast ... cast
+                            incompatible") or cannot lower; others keep torch-mlir's. Written with
+                            forward convolutions only (library calls on the GPU):
+                            input grad: the output grad with stride - 1 zeros between elements,
+                            padded by dilation * (k - 1) - padding, convolved with the flipped weight
+                            (in and out channels swapped within each group) at stride 1, then
+                            zero-padded at the end to the input's size (rows no window reached);
+                            weight grad: the batch becomes the contraction: the input as
+                            [C/G, G*N, ...] convolved (groups G, stride = dilation, dilation =
+                            stride) with the output grad as [G*O/G, N, ...], cropped to the kernel;
+                            a transposed convolution's grads are a forward convolution's with the
+                            roles of input and output grad exchanged
+  avg_pool2d_backward /     per input position, the output grads of the windows holding it (at most
+  avg_pool3d_backward       ceil(k / s) per dim, gathered), each divided by its window's divisor
+                            (eager's: the window clipped to the padded input, or to the input when
+                            count_include_pad is off, or divisor_override); separable per dim
+  avg_pool2d /              [C, H, W] input through a batch of one (torch-mlir's lowering makes an
+  max_pool2d_with_indices   invalid 4-d pooling op of the 3-d input, or fails); batched inputs keep
+  (unbatched)               torch-mlir's
+  _adaptive_avg_pool2d      symbolic input sizes: a mean for an output of 1 x 1, else
+                            A_h @ x @ A_w^T (PyTorch's decomposition guards on the size being a
+                            multiple of the output's: a recompile per remainder); static: PyTorch's
+  _adaptive_avg_pool2d_backward
+                            A_h^T @ grad @ A_w with A[o, i] = 1 / |window o| for i in window o
+                            (eager's windows: [floor(o * n / m), ceil((o + 1) * n / m))), two matmuls
 """
 from __future__ import annotations
 
@@ -265,3 +291,218 @@ def _mode(x: torch.Tensor, dim: int, keepdim: bool, cuda: bool) -> tuple[torch.T
 @_register(aten.mode.default)
 def mode(x: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     return _mode(x, dim, keepdim, _eager_cuda_rules(x))
+
+
+
+def _tuple(v, n: int) -> list:
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+def _dilate(t: torch.Tensor, dim: int, s: int) -> torch.Tensor:
+    """`t` with s - 1 zeros between consecutive elements along `dim`: size (n - 1) * s + 1."""
+    if s == 1:
+        return t
+    n = t.shape[dim]
+    parts = [t.unsqueeze(dim + 1)] + [torch.zeros_like(t).unsqueeze(dim + 1)] * (s - 1)
+    flat = torch.cat(parts, dim + 1).flatten(dim, dim + 1)
+    return flat.narrow(dim, 0, (n - 1) * s + 1)
+
+
+def _pad_dim(t: torch.Tensor, dim: int, before: int, after: int) -> torch.Tensor:
+    """Zero padding along `dim`."""
+    pads = [0, 0] * (t.dim() - 1 - dim) + [before, after]
+    return torch.constant_pad_nd(t, pads, 0.0)
+
+
+def _conv_input_grad(g, weight, in_sizes, stride, padding, dilation, groups):
+    """The input grad of a forward convolution (see the table above): forward convolutions only."""
+    nd = weight.dim() - 2
+    o, cg = weight.shape[0], weight.shape[1]
+    w = weight.reshape(groups, o // groups, cg, *weight.shape[2:]).transpose(1, 2)
+    w = w.reshape(groups * cg, o // groups, *weight.shape[2:]).flip(list(range(2, 2 + nd)))
+    cut = []
+    for i in range(nd):
+        # correlation with the flipped kernel over the output grad with s - 1 zeros between rows,
+        # padded by d * (k - 1) - p before and that plus the rows the forward's windows left
+        # unread after (the remainder r of its size division): exactly the input's rows
+        edge = dilation[i] * (weight.shape[2 + i] - 1) - padding[i]
+        n_out, n_in = g.shape[2 + i], in_sizes[i]
+        g = _dilate(g, 2 + i, stride[i])
+        if edge >= 0:
+            rest = n_in + 2 * padding[i] - dilation[i] * (weight.shape[2 + i] - 1) - 1 - (n_out - 1) * stride[i]
+            g = _pad_dim(g, 2 + i, edge, edge + rest)
+        else:  # padding beyond the kernel's reach: cover every row, then cut the input's out
+            g = _pad_dim(g, 2 + i, 0, stride[i] - 1).narrow(2 + i, -edge, g.shape[2 + i] + stride[i] - 1 + edge)
+            cut.append(i)
+    core = aten.convolution.default(g, w, None, [1] * nd, [0] * nd, list(dilation), False, [0] * nd, groups)
+    for i in cut:
+        core = core.narrow(2 + i, 0, in_sizes[i])
+    return _dense(core) if cut else core
+
+
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of a slice: asking a slice of symbolic sizes whether it is contiguous (as
+    autograd's consumers of a grad do) would guard on its sizes, a recompile per size."""
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups):
+    """The weight grad of a forward convolution of `x` giving `g`: [O, C/G, *kernel]. The input is
+    padded after by p + s - 1 - r (r < s: the rows the forward's windows left unread), so that the
+    convolution's output has a static size, k + (s - 1) // d, whatever the input's size: no slice of
+    symbolic size, whose contiguity checks would guard on the sizes' remainders (a recompile per
+    parity), only a static cut to the kernel."""
+    nd = x.dim() - 2
+    n, c = x.shape[0], x.shape[1]
+    o = g.shape[1]
+    for i in range(nd):
+        reach = dilation[i] * (kernel[i] - 1)
+        rest = x.shape[2 + i] + 2 * padding[i] - reach - 1 - (g.shape[2 + i] - 1) * stride[i]
+        x = _pad_dim(x, 2 + i, padding[i], padding[i] + stride[i] - 1 - rest)
+    spatial_x, spatial_g = list(x.shape[2:]), list(g.shape[2:])
+    xs = x.reshape(n, groups, c // groups, *spatial_x).permute(2, 1, 0, *range(3, 3 + nd))
+    xs = xs.reshape(c // groups, groups * n, *spatial_x)
+    gs = g.reshape(n, groups, o // groups, *spatial_g).permute(1, 2, 0, *range(3, 3 + nd))
+    gs = gs.reshape(o, n, *spatial_g)
+    grad = aten.convolution.default(xs, gs, None, list(dilation), [0] * nd, list(stride), False, [0] * nd, groups)
+    for i in range(nd):
+        grad = grad.narrow(2 + i, 0, kernel[i])
+    return grad.transpose(0, 1).contiguous()  # [C/G, O, *kernel] -> [O, C/G, *kernel]
+
+
+@_register(aten.convolution_backward.default)
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,  # noqa: A002
+                         transposed, output_padding, groups, output_mask):
+    nd = weight.dim() - 2
+    stride, padding, dilation = _tuple(stride, nd), _tuple(padding, nd), _tuple(dilation, nd)
+    grad_input = grad_weight = grad_bias = None
+    if transposed:
+        # y = conv_transpose(x, w) is the adjoint of z = conv(y, w): its grads exchange the roles
+        if output_mask[0]:
+            grad_input = aten.convolution.default(grad_output, weight, None, stride, padding, dilation, False,
+                                                  [0] * nd, groups)
+            for i in range(nd):  # output_padding rows past the last window
+                grad_input = grad_input.narrow(2 + i, 0, input.shape[2 + i])
+            grad_input = _dense(grad_input)
+        if output_mask[1]:
+            grad_weight = _conv_weight_grad(grad_output, input, list(weight.shape[2:]), stride, padding,
+                                            dilation, groups)
+    else:
+        if output_mask[0]:
+            grad_input = _conv_input_grad(grad_output, weight, list(input.shape[2:]), stride, padding, dilation,
+                                          groups)
+        if output_mask[1]:
+            grad_weight = _conv_weight_grad(input, grad_output, list(weight.shape[2:]), stride, padding, dilation,
+                                            groups)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0, *range(2, 2 + nd)])
+    return grad_input, grad_weight, grad_bias
+
+
+def _pool_grad_1d(g: torch.Tensor, dim: int, n_in, k: int, s: int, p: int) -> torch.Tensor:
+    """Along `dim`: each input position's sum of the (already divided) output grads of its windows."""
+    n_out = g.shape[dim]
+    w = torch.arange(n_in, device=g.device) + p  # the padded coordinate of each input position
+    q = torch.div(w, s, rounding_mode="floor")
+    view = [1] * g.dim()
+    view[dim] = -1
+    acc = None
+    for t in range(-(-k // s)):
+        ow = q - t
+        valid = (ow >= 0) & (ow < n_out) & (w - ow * s < k)
+        term = torch.where(valid.view(view), g.index_select(dim, ow.clamp(0, n_out - 1)), 0)
+        acc = term if acc is None else acc + term
+    return acc
+
+
+def _avg_pool_backward(g, x, kernel_size, stride, padding, count_include_pad, divisor_override, nd):
+    kernel = _tuple(kernel_size, nd)
+    stride = _tuple(stride, nd) if stride else kernel
+    padding = _tuple(padding, nd)
+    dtype = g.dtype
+    g = g.float() if dtype in (torch.float16, torch.bfloat16) else g
+    spatial = list(x.shape[-nd:])
+    if divisor_override:
+        g = g / divisor_override
+    else:
+        divisor = None
+        for i in range(nd):
+            n_out = g.shape[g.dim() - nd + i]
+            start = torch.arange(n_out, device=g.device) * stride[i] - padding[i]
+            end = torch.minimum(start + kernel[i], torch.full_like(start, 0) + (spatial[i] + padding[i]))
+            if not count_include_pad:
+                start, end = start.clamp(min=0), torch.minimum(end, torch.full_like(end, 0) + spatial[i])
+            size = (end - start).view([-1] + [1] * (nd - 1 - i))
+            divisor = size if divisor is None else divisor * size
+        g = g / divisor.to(g.dtype)
+    for i in range(nd):
+        dim = g.dim() - nd + i
+        g = _pool_grad_1d(g, dim, spatial[i], kernel[i], stride[i], padding[i])
+    return g.to(dtype)
+
+
+@_register(aten.avg_pool2d_backward.default)
+def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode,  # noqa: A002
+                        count_include_pad, divisor_override=None):
+    return _avg_pool_backward(grad_output, input, kernel_size, stride, padding, count_include_pad,
+                              divisor_override, 2)
+
+
+@_register(aten.avg_pool3d_backward.default)
+def avg_pool3d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode,  # noqa: A002
+                        count_include_pad, divisor_override=None):
+    return _avg_pool_backward(grad_output, input, kernel_size, stride, padding, count_include_pad,
+                              divisor_override, 3)
+
+
+
+@_register(aten.avg_pool2d.default)
+def avg_pool2d_unbatched(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                         divisor_override=None):
+    if x.dim() != 3:
+        return NotImplemented  # torch-mlir's lowering serves batches
+    return aten.avg_pool2d.default(x.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                   divisor_override).squeeze(0)
+
+
+def _adaptive_windows(n_in, n_out: int, device) -> torch.Tensor:
+    """[n_out, n_in]: 1 / |window o| where input position i lies in adaptive window o, else 0."""
+    o = torch.arange(n_out, device=device).unsqueeze(1)
+    i = torch.arange(n_in, device=device).unsqueeze(0)
+    start = torch.div(o * n_in, n_out, rounding_mode="floor")
+    end = torch.div((o + 1) * n_in + n_out - 1, n_out, rounding_mode="floor")
+    inside = (i >= start) & (i < end)
+    return inside.float() / (end - start).float()
+
+
+@_register(aten._adaptive_avg_pool2d.default)
+def adaptive_avg_pool2d(x: torch.Tensor, output_size) -> torch.Tensor:
+    out = list(output_size)
+    if all(isinstance(n, int) for n in x.shape[-2:]):
+        return torch._decomp.decompositions.adaptive_avg_pool2d(x, out)
+    if out == [1, 1]:
+        return x.mean((-2, -1), keepdim=True)
+    dtype = x.dtype
+    xf = x.float() if dtype in (torch.float16, torch.bfloat16) else x
+    a_h = _adaptive_windows(x.shape[-2], out[0], x.device).to(xf.dtype)
+    a_w = _adaptive_windows(x.shape[-1], out[1], x.device).to(xf.dtype)
+    return torch.matmul(torch.matmul(a_h, xf), a_w.t()).to(dtype)
+
+
+@_register(aten._adaptive_avg_pool2d_backward.default)
+def adaptive_avg_pool2d_backward(grad_output, input):  # noqa: A002
+    dtype = grad_output.dtype
+    g = grad_output.float() if dtype in (torch.float16, torch.bfloat16) else grad_output
+    a_h = _adaptive_windows(input.shape[-2], g.shape[-2], g.device).to(g.dtype)
+    a_w = _adaptive_windows(input.shape[-1], g.shape[-1], g.device).to(g.dtype)
+    return torch.matmul(torch.matmul(a_h.t(), g), a_w).to(dtype)
+
+
+@_register(aten.max_pool2d_with_indices.default)
+def max_pool2d_with_indices_unbatched(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    if x.dim() != 3:
+        return NotImplemented  # torch-mlir's lowering serves batches
+    values, indices = aten.max_pool2d_with_indices.default(x.unsqueeze(0), kernel_size, stride, padding, dilation,
+                                                           ceil_mode)
+    return values.squeeze(0), indices.squeeze(0)
