@@ -9,6 +9,7 @@ from mlir_sym.passes import (  # noqa: F401
     decompose_concat,
     defer_nested_asserts,
     duplicate_elementwise,
+    erase_dead_checks,
     checked_int_division,
     fold_reduction_reshapes,
     fold_transposes,

@@ -2,7 +2,10 @@
 function returns an i32 status (0 = success).
 
 The runtime allocates each output with torch's allocator, sized from the symbol values, and passes
-it in; `bufferization.materialize_in_destination` (with empty-tensor elimination afterwards) makes the
+it in (each out-param gets the `sym.dims` fact of its sizes, read from the result's producers as
+sym-assert-elim reads sizes, where they are expressions of the symbols: after bufferization the
+out-param is what kernels read, and sym-unify-sizes needs its sizes to be the inputs' for the loops
+over them to share launches, a training forward's layer norm over a saved sum among them); `bufferization.materialize_in_destination` (with empty-tensor elimination afterwards) makes the
 last producer write straight into it, so no copy is needed in the common case. Runs on
 linalg-on-tensors IR (after torch-mlir's backend pipeline), before bufferization.
 
@@ -26,7 +29,10 @@ from torch_mlir.dialects import arith
 from torch_mlir.dialects import bufferization as buf
 from torch_mlir.dialects import func as func_d
 
+from mlir_sym import shapes
 from mlir_sym.dialects import sym
+from mlir_sym.passes.assert_elim import DIMS_ATTR, size_reader
+from mlir_sym.passes.canonicalize import declared_ranges, module_of, recorded_ranges
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 
@@ -50,6 +56,7 @@ class ResultsToOutParams(SymPass):
         for t in results:
             if not isinstance(t, ir.RankedTensorType):
                 raise located_error(fn.operation, f"result type {t} is not a ranked tensor; cannot pass it as an out-param")
+        out_dims = self._result_dims(fn)
         memrefs = [ir.MemRefType.get(ir.RankedTensorType(t).shape, ir.RankedTensorType(t).element_type) for t in results]
         entry = fn.regions[0].blocks[0]
         out_args = [entry.add_argument(m, fn.location) for m in memrefs]
@@ -66,8 +73,40 @@ class ResultsToOutParams(SymPass):
             term.operation.erase()
         if "arg_attrs" in fn.operation.attributes:  # keep one attribute dict per argument
             old = list(ir.ArrayAttr(fn.operation.attributes["arg_attrs"]))
-            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(old + [ir.DictAttr.get({})] * len(memrefs))
+            fn.operation.attributes["arg_attrs"] = ir.ArrayAttr.get(old + [_dims_attr(d) for d in out_dims])
         fn.operation.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(ftype.inputs) + memrefs, [i32]))
         fn.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         self.bump("results-converted", len(results))
+
+    def _result_dims(self, fn) -> list[list[str] | None]:
+        """Per result, its sizes as fact strings ("?" where no expression of the symbols is known),
+        or None when nothing is known: read from the single return's operands."""
+        returns = [b.operations[len(b.operations) - 1] for b in fn.regions[0].blocks
+                   if b.operations[len(b.operations) - 1].operation.name == "func.return"]
+        n = len(ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value).results)
+        if len(returns) != 1 or "arg_attrs" not in fn.operation.attributes:
+            return [None] * n
+        module = module_of(fn.operation)
+        reader = size_reader(fn.operation, declared_ranges(module), recorded_ranges(module))
+        out = []
+        for value in returns[0].operation.operands:
+            dims, dynamic = [], False
+            for k, size in enumerate(ir.RankedTensorType(value.type).shape):
+                e = reader.dim(value, k)
+                text = str(e)
+                known = not any(n.startswith("%") for n in shapes.expr_symbols(e))
+                try:
+                    known = known and shapes.parse_size_expr(text) == e
+                except shapes.UnsupportedExpr:
+                    known = False
+                dims.append(text if known else "?")
+                dynamic |= known and size == ir.ShapedType.get_dynamic_size()
+            out.append(dims if dynamic else None)
+        return out
+
+
+def _dims_attr(dims: list[str] | None) -> ir.Attribute:
+    if dims is None:
+        return ir.DictAttr.get({})
+    return ir.DictAttr.get({DIMS_ATTR: ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims])})

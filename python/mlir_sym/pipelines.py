@@ -50,7 +50,7 @@ PIPELINES: dict[str, str] = {
     ),
     "linalg-to-llvm": (
         "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, sym-concat-to-select, sym-decompose-concat, canonicalize, "
-        "func.func(linalg-fuse-elementwise-ops), sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "func.func(linalg-fuse-elementwise-ops), sym-erase-dead-checks, sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, sym-forward-copies, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
@@ -66,7 +66,7 @@ PIPELINES: dict[str, str] = {
     # runtime (codegen/host.py) and deliberately not deallocated (torch's allocator owns buffers).
     "sym-lower-to-nvvm": (
         "builtin.module(sym-assert-elim, sym-unify-sizes, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
-        "sym-concat-to-select, sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes{values=0}, sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes, sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-unshare-inits, "
+        "sym-concat-to-select, sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes{values=0}, sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes, sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-erase-dead-checks, sym-unshare-inits, "
         "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "

@@ -378,6 +378,27 @@ def test_one_hot_scatter_is_an_elementwise_kernel(tmp_path, monkeypatch):
     assert not re.search(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src), src  # no one-thread launch
 
 
+def test_layer_norm_of_a_saved_sum_is_one_launch(tmp_path, monkeypatch):
+    """A training forward's layer norm whose input is computed and saved for the backward (an output):
+    the normalization, mean and rstd (outputs too) are one row group. The out-params' sizes were
+    unknown to sym-unify-sizes, so the loops reading the saved sum had other sizes than those
+    writing the statistics: five launches (sym-results-to-out-params' facts). The gather's own copy,
+    unused once fused into the add, checked the indices again in a launch of its own
+    (sym-erase-dead-checks)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    table = torch.randn(50, 256)
+
+    def fn(x, i):
+        h = table[i] + x
+        return (*torch.ops.aten.native_layer_norm(h, [256], None, None, 1e-5), h)
+
+    (code,) = _codegen_fn(fn, (torch.randn(4, 9, 256), torch.randint(0, 50, (4, 9))))
+    src = code.program.source
+    # the gather and add, the layer norm
+    assert src.count("rt.launch(") == 2, src
+
+
 def test_convolutions_are_library_calls(tmp_path, monkeypatch):
     """Every convolution of case conv2d_layouts (padded, strided grouped, dilated depthwise, 1x1
     without bias) is a torch.convolution call from the host program with its padding and bias folded
