@@ -18,6 +18,10 @@ The copy may also read %a through one `memref.collapse_shape` or `expand_shape` 
 result computed in a finer shape and copied into the function's output ([b, s, 4, 64] collapsed into
 [b, s, 256], attention's heads). %a then becomes the reverse reshape of %b (an expand_shape with %a's
 sizes, or a collapse_shape), made where %a was allocated: the producers write the output in place.
+That reshape may have other uses, each a plain access before the copy or a view whose uses are
+(transitively): a training forward saves a layer norm's output for the backward in the shape the
+next linear layer's contraction reads ([b * s, 256]), and it was computed in a temporary and
+copied into its out-param at the end (one device copy per saved activation and step).
 
 A copy of a buffer into itself through `memref.cast`s (an out-param the computation wrote in place,
 copied from a cast of it) is erased.
@@ -123,7 +127,7 @@ class ForwardCopies(SymPass):
             return False
         if not _identity_layout(a.type):
             return False
-        reshape = _reshape_of(a, copy)
+        reshape = _reshape_of(a, copy, block, pos)
         if reshape is not None:  # copy (collapse_shape %a), %b: %a becomes a view of %b
             a = reshape.operands[0]
             if not _identity_layout(a.type):
@@ -169,23 +173,37 @@ class ForwardCopies(SymPass):
         if reshape is not None:
             b = _reverse_reshape(reshape, a_alloc, b)
         copy.erase()
-        if reshape is not None:
+        if reshape is not None and not list(reshape.results[0].uses):
             reshape.erase()
         a.replace_all_uses_with(b)
         a_alloc.erase()
         return True
 
 
-def _reshape_of(a: ir.Value, copy: ir.Operation) -> ir.Operation | None:
-    """The collapse_shape / expand_shape that makes `a` when the copy is its only use."""
+_VIEWS = ("memref.collapse_shape", "memref.expand_shape", "memref.cast", "memref.subview", "memref.transpose")
+
+
+def _reshape_of(a: ir.Value, copy: ir.Operation, block: ir.Block, pos: dict) -> ir.Operation | None:
+    """The collapse_shape / expand_shape that makes `a` when its other uses only access it (or
+    views of it) before the copy."""
     owner = a.owner
     if isinstance(owner, ir.Block):
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
     if op.name not in ("memref.collapse_shape", "memref.expand_shape"):
         return None
-    users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in a.uses]
-    return op if users == [copy] else None
+    others = [u for u in a.uses if (u.owner.operation if hasattr(u.owner, "operation") else u.owner) != copy]
+    return op if all(_accessed_before(u, block, pos, pos[copy]) for u in others) else None
+
+
+def _accessed_before(use, block: ir.Block, pos: dict, at: int) -> bool:
+    """Whether the user of `use` is a plain access before position `at` of `block`, or a view whose
+    own uses all are."""
+    user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+    if user.name in _VIEWS:
+        return all(_accessed_before(u, block, pos, at) for r in user.results for u in r.uses)
+    top = ancestor_in(user, block)
+    return top is not None and pos[top] < at and _plain_access(user)
 
 
 def _reverse_reshape(reshape: ir.Operation, a_alloc: ir.Operation, b: ir.Value) -> ir.Value:

@@ -105,6 +105,32 @@ func.func @reshaped(%n: index, %out: memref<?x256xf32>) {
 
 // -----
 
+// The reshape is also read before the copy, directly and through a view (a training forward's saved
+// layer norm output, read by the next linear layer as [b * s, 256]): forwarded all the same; the
+// readers read the output.
+// CHECK-LABEL: func.func @reshape_read_before
+// CHECK:         %[[E:.*]] = memref.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [%arg0, 4, 256] : memref<?x256xf32> into memref<?x4x256xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : memref<?x4x256xf32>)
+// CHECK-NEXT:    %[[C:.*]] = memref.collapse_shape %[[E]]
+// CHECK-NEXT:    linalg.copy ins(%[[C]] : memref<?x256xf32>) outs(%arg2 : memref<?x256xf32>)
+// CHECK-NEXT:    %[[V:.*]] = memref.expand_shape %[[C]]
+// CHECK-NEXT:    linalg.copy ins(%[[V]] : memref<?x4x256xf32>) outs(%arg3 : memref<?x4x256xf32>)
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+func.func @reshape_read_before(%n: index, %out: memref<?x256xf32>, %o2: memref<?x256xf32>, %o3: memref<?x4x256xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc(%n) : memref<?x4x256xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<?x4x256xf32>)
+  %ac = memref.collapse_shape %a [[0, 1], [2]] : memref<?x4x256xf32> into memref<?x256xf32>
+  linalg.copy ins(%ac : memref<?x256xf32>) outs(%o2 : memref<?x256xf32>)
+  %v = memref.expand_shape %ac [[0, 1], [2]] output_shape [%n, 4, 256] : memref<?x256xf32> into memref<?x4x256xf32>
+  linalg.copy ins(%v : memref<?x4x256xf32>) outs(%o3 : memref<?x4x256xf32>)
+  memref.copy %ac, %out : memref<?x256xf32> to memref<?x256xf32>
+  return
+}
+
+// -----
+
 // Kept: the reshape has another reader, the temporary is read after the copy.
 // CHECK-LABEL: func.func @reshaped_kept
 // CHECK-COUNT-2: memref.copy
