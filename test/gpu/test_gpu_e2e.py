@@ -130,6 +130,35 @@ def test_training_step_on_gpu():
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
 
 
+def test_call_from_a_thread_without_a_context():
+    """A compiled graph's first call on a thread where no CUDA work ran yet (autograd runs backward
+    graphs on a device thread of its own): the driver had no context current there, and the launch
+    failed with CUDA_ERROR_INVALID_CONTEXT."""
+    import threading
+
+    f = torch.compile(lambda x: torch.exp(x + 1), backend="mlir_sym", dynamic=True)
+    x = torch.randn(1000, device=DEV)
+    torch.testing.assert_close(f(x), torch.exp(x + 1))
+    x2 = torch.randn(777, device=DEV)
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(f(x2)))
+    t.start()
+    t.join()
+    assert out, "the call on the new thread raised"
+    torch.testing.assert_close(out[0], torch.exp(x2 + 1))
+
+
+@pytest.mark.parametrize("name", ["grouped_conv", "depthwise_strided", "transposed", "avg_pools", "unbatched_pools"])
+def test_backward_of_convolutions_and_pools_on_gpu(name):
+    """Grouped, depthwise and transposed convolutions and average pools trained on CUDA (their
+    backward: decompositions.py's forward convolutions, library calls here) against eager CUDA."""
+    from training import check_backward  # test/python
+
+    # the pools: this machine's PyTorch guards on the remainder of a pooled size in its own shape
+    # function (div_rtn), so Dynamo recompiles per parity; the CPU test counts compilations
+    check_backward(name, DEV, one_compilation="pool" not in name)
+
+
 def test_mlp_uses_cublas():
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 16)).to(DEV).eval()

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from mlir_sym import backend, decompositions
+from training import CONV_MODULES, check_backward
 
 NAN = float("nan")
 DTYPES = [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -226,37 +227,10 @@ def test_pool_backward_matches_aten():
                                    torch.ops.aten._adaptive_avg_pool2d_backward(gy, x))
 
 
-_TRAINED = {
-    "grouped_conv": (lambda: torch.nn.Sequential(torch.nn.Conv2d(4, 6, 3, padding=1, groups=2),
-                                                 torch.nn.AdaptiveAvgPool2d(1)), (2, 4, "n", "n")),
-    "depthwise_strided": (lambda: torch.nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4), (2, 4, "n", "n")),
-    "transposed": (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
-                   (2, 4, "n", "n")),
-    "avg_pools": (lambda: torch.nn.Sequential(torch.nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
-                                              torch.nn.AdaptiveAvgPool2d((2, 3))), (2, 3, "n", "n")),
-    "unbatched_pools": (lambda: torch.nn.Sequential(torch.nn.MaxPool2d(2), torch.nn.AvgPool2d(2)), (3, "n", "n")),
-}
-
-
-@pytest.mark.parametrize("name", sorted(_TRAINED))
+@pytest.mark.parametrize("name", sorted(CONV_MODULES))
 def test_backward_of_convolutions_and_pools(name, dynamo_graphs):
     """Compiled forward and backward against eager at three sizes, one compilation of each: grouped,
     depthwise and transposed convolutions, average pools (torch-mlir lowered their backward wrongly,
     or not at all), unbatched pools (their forward did not lower)."""
-    make, shape = _TRAINED[name]
-    torch.manual_seed(0)
-    m = make().double()
-    compiled = torch.compile(m, backend="mlir_sym", dynamic=True)
-    g = torch.Generator().manual_seed(0)
-    for n in (9, 12, 15):
-        x = torch.randn(*[n if d == "n" else d for d in shape], generator=g, dtype=torch.float64, requires_grad=True)
-        x2 = x.detach().clone().requires_grad_(True)
-        got, want = compiled(x), m(x2)
-        torch.testing.assert_close(got, want)
-        up = torch.randn(want.shape, generator=g, dtype=torch.float64)
-        grads = torch.autograd.grad(got, [x, *m.parameters()], up)
-        expected = torch.autograd.grad(want, [x2, *m.parameters()], up)
-        torch.testing.assert_close(grads, expected, msg=lambda msg: f"size {n}: {msg}")
+    check_backward(name, "cpu")
     assert dynamo_graphs() == 1
-    assert backend.stats.compiles == 2, "one forward and one backward compilation"
-    assert backend.stats.fallbacks == 0

@@ -4,7 +4,9 @@ backward is an accumulating index_put with a 2-d index), layer norms, fused qkv 
 into heads, scaled_dot_product_attention (causal), GELU, residuals, cross entropy.
 
 `check_training(dev, sizes)` compiles it (dynamic=True) and compares the loss and every parameter's
-gradient with eager's for each (batch, length)."""
+gradient with eager's for each (batch, length). `check_backward(name, dev)` does the same for the
+convolution and pooling modules of `CONV_MODULES` (float64), whose backward ops are our
+decompositions (decompositions.py)."""
 from __future__ import annotations
 
 import torch
@@ -63,3 +65,42 @@ def check_training(dev: str, sizes=((2, 7), (3, 16), (4, 9), (2, 33)), atol: flo
         torch.testing.assert_close(got, want, atol=atol, rtol=1e-5, msg=lambda m: f"loss at {b}x{t}: {m}")
         for (name, p), q in zip(model.named_parameters(), ref.parameters()):
             torch.testing.assert_close(p.grad, q.grad, atol=atol, rtol=1e-4, msg=lambda m: f"grad of {name} at {b}x{t}: {m}")
+
+
+CONV_MODULES = {
+    "grouped_conv": (lambda: nn.Sequential(nn.Conv2d(4, 6, 3, padding=1, groups=2), nn.AdaptiveAvgPool2d(1)),
+                     (2, 4, "n", "n")),
+    "depthwise_strided": (lambda: nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4), (2, 4, "n", "n")),
+    "transposed": (lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+                   (2, 4, "n", "n")),
+    "avg_pools": (lambda: nn.Sequential(nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
+                                        nn.AdaptiveAvgPool2d((2, 3))), (2, 3, "n", "n")),
+    "unbatched_pools": (lambda: nn.Sequential(nn.MaxPool2d(2), nn.AvgPool2d(2)), (3, "n", "n")),
+}
+
+
+def check_backward(name: str, dev: str, sizes=(9, 12, 15), one_compilation: bool = True) -> None:
+    """CONV_MODULES[name] compiled (dynamic=True) against eager in float64: the output, the input's
+    and every parameter's gradient at each size; one forward and one backward compilation (unless
+    `one_compilation` is off: where the PyTorch build's own pooling shape function guards on the
+    size's remainder, as the GPU machine's does, Dynamo recompiles per parity before we see a graph)."""
+    from mlir_sym import backend
+
+    make, shape = CONV_MODULES[name]
+    torch.manual_seed(0)
+    m = make().double().to(dev)
+    compiled = torch.compile(m, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(0)
+    for n in sizes:
+        x = torch.randn(*[n if d == "n" else d for d in shape], generator=g, dtype=torch.float64).to(dev)
+        x2 = x.clone().requires_grad_(True)
+        x.requires_grad_(True)
+        got, want = compiled(x), m(x2)
+        torch.testing.assert_close(got, want)
+        up = torch.randn(want.shape, generator=g, dtype=torch.float64).to(dev)
+        grads = torch.autograd.grad(got, [x, *m.parameters()], up)
+        expected = torch.autograd.grad(want, [x2, *m.parameters()], up)
+        torch.testing.assert_close(grads, expected, msg=lambda msg: f"size {n}: {msg}")
+    if one_compilation:
+        assert backend.stats.compiles == 2, "one forward and one backward compilation"
+    assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0

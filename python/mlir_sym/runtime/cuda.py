@@ -19,6 +19,7 @@ import math
 import os
 import re
 import struct
+import threading
 from typing import Any, Sequence
 
 import torch
@@ -91,6 +92,9 @@ def error_text(rc: int) -> str:
 def _check(rc: int, what: str) -> None:
     if rc != 0:
         raise CudaError(f"{what} failed: {error_text(rc)}")
+
+
+_THREAD = threading.local()  # per thread: the device whose context ensure_context made current
 
 
 def ensure_context(device: torch.device) -> None:
@@ -870,6 +874,9 @@ class HostCall:
         self.cpu_inputs = list(cpu_inputs)  # CPU scalar tensors among the inputs: copied to the device
 
     def __call__(self, values: Sequence[Any]) -> int:
+        if getattr(_THREAD, "device", None) != self.module.device:  # a thread of its own: autograd
+            ensure_context(self.module.device)  # runs backward graphs on its device thread, where no
+            _THREAD.device = self.module.device  # driver context may be current yet
         if self.cpu_inputs:
             values = list(values)
             for i in self.cpu_inputs:
