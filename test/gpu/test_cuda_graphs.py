@@ -229,3 +229,25 @@ def test_data_dependent_fill_is_graphed_and_follows_the_mask():
         torch.testing.assert_close(g(x), f(x))
     (art,) = backend._CACHE.values()
     assert art.fill.graphs is not None and art.fill.graphs.replays >= 2
+
+
+def test_a_training_forward_that_returns_its_inputs_is_graphed():
+    """A training forward returns the inputs it saves for the backward (outputs that alias inputs):
+    it is graphed all the same, those outputs made from the caller's tensors at each call, not
+    from the graph's copies (it was never graphed: its host program of launches ran at every step)."""
+    torch.manual_seed(0)
+    m = Block().to(DEV)
+    ref = Block().to(DEV)
+    ref.load_state_dict(m.state_dict())
+    step = torch.compile(m, backend="mlir_sym", dynamic=True)
+    for n in (8, 8, 8, 8, 24, 24, 24):
+        x = torch.randn(n, 64, device=DEV, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_(True)
+        step(x).square().sum().backward()
+        ref(x2).square().sum().backward()
+        torch.testing.assert_close(x.grad, x2.grad, atol=1e-4, rtol=1e-4)
+        for p, q in zip(m.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+            p.grad = q.grad = None
+    forward = [a for a in backend._CACHE.values() if any(o.kind == "alias" for o in a.outputs)]
+    assert forward and all(a.graphs is not None and a.graphs.replays >= 3 for a in forward)

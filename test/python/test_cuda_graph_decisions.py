@@ -1,7 +1,7 @@
 """Which sizes runtime/cuda_graphs.py graphs, decided without a GPU (the captures themselves run in
 test/gpu/test_cuda_graphs.py): a size above max_bytes waits for two normal calls' host times (the
 first pays one-time costs), then is graphed only when the least of them pays for its copies, and
-never above MAX_GRAPH_BYTES."""
+never above MAX_GRAPH_BYTES a size nor MAX_TOTAL_BYTES for all the sizes' graphs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,6 +57,19 @@ def test_the_cap_and_the_output_bytes(monkeypatch):
     g.host_s[(32,)] = (1.0, 1)
     assert g._why_not_graphed((32,), 4096, 4096) == cuda_graphs._PENDING
     assert g._why_not_graphed((32,), 1000, 1000) is None  # within max_bytes: graphed without host times
+
+
+def test_the_graphs_of_an_artifact_share_a_byte_budget(monkeypatch):
+    """Graphs keep their input copies and output buffers between calls: a size is graphed only while
+    all the artifact's graphs keep at most MAX_TOTAL_BYTES; a dropped graph gives its bytes back."""
+    monkeypatch.setattr(cuda_graphs, "MAX_TOTAL_BYTES", 10 << 10)
+    g = CudaGraphs(_Artifact(), max_bytes=1024)
+    g.host_s[(32,)] = (1.0, 2)
+    assert g._why_not_graphed((32,), 8 << 10, 0) is None
+    g.kept[(16,)] = 4 << 10
+    assert "keep" in g._why_not_graphed((32,), 8 << 10, 0)
+    g._discard((16,))
+    assert g._why_not_graphed((32,), 8 << 10, 0) is None
 
 
 def test_handed_out_outputs_are_not_copies(monkeypatch):

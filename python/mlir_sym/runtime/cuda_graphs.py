@@ -25,6 +25,10 @@ dropped after `record_stream`: such a caller must synchronize with that stream b
 (`torch._C._storage_Use_Count`, a private API), outputs are copied out of one graph instead (the
 foreach copy: 19-22 us of an H100's time a call for GPT-2's or Llama's logits at batch 8, length 128).
 
+An output that is a view of an input (a training forward returns inputs it saves for the backward)
+or of another output is not the graph's: each call makes it from the caller's tensor (or from the
+output handed out), as a normal call does.
+
 A size whose input and output bytes are at most `max_bytes` a call (16 MiB,
 `MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed. A larger one is graphed when its host program paid for
 the copies: the least host time of its first two (normal) calls at least `PAYBACK` times what copying
@@ -37,8 +41,8 @@ the first two calls of the size (parameters, buffers) is not copied; a later cal
 storage for it runs normally.
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Not graphed (they run normally): host programs that read a device
-value back (a synchronization: data-dependent sizes, asserts on device values), outputs that alias
-inputs, `MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
+value back (a synchronization: data-dependent sizes, asserts on device values),
+`MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
 float Dynamo made a tensor) gets a device buffer it is copied into at each call.
 """
 from __future__ import annotations
@@ -55,7 +59,12 @@ log = logging.getLogger("mlir_sym.runtime")
 
 PAYBACK = 4.0  # a large size is graphed when its host time is this many times its copies' device time
 COPY_BYTES_PER_S = 1.5e12  # device copies, read and write (an H100 copies 3 TB/s of both)
-MAX_GRAPH_BYTES = 256 << 20  # never more input and output bytes a call than this in a graph
+MAX_GRAPH_BYTES = 1 << 30  # never more input and output bytes a call than this in a graph
+# nor more than this in all the graphs of one artifact together (their input copies and output
+# buffers, which they keep between calls): a training step at [8, 256] of a 4-layer model saves
+# 270 MB of activations for its backward, which reads 360 MB; graphed, its host program of 380
+# launches no longer sets the step's pace
+MAX_TOTAL_BYTES = 2 << 30
 _PENDING = "pending"  # _why_not_graphed: not enough host times of the size yet
 
 
@@ -101,6 +110,8 @@ class CudaGraphs:
         self.busy_calls = 0  # calls run normally because every capture of their size had outputs held
         self.device_type = torch.device(getattr(artifact, "device", None) or "cuda").type
         self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
+        self.views = [k for k, o in enumerate(artifact.outputs) if o.kind == "alias"]
+        self.kept: dict[tuple, int] = {}  # per size: the bytes its graphs keep (input copies, outputs)
 
     @staticmethod
     def eligible(artifact: Any, min_launches: int) -> str | None:
@@ -108,8 +119,6 @@ class CudaGraphs:
         dev = getattr(artifact, "device", None)
         if dev is None or torch.device(dev).type != "cuda":
             return "not a CUDA artifact"
-        if any(o.kind == "alias" for o in artifact.outputs):
-            return "an output aliases an input"
         launches = 0
         for v in artifact.variants:
             host = v.compute
@@ -196,10 +205,18 @@ class CudaGraphs:
         self.replays += 1
         if g.held is not None:  # new tensors on the graph's output buffers (their use counts tell); not
             # views (detach): a caller may change them in place as any fresh output
-            return [o.detach() if isinstance(o, torch.Tensor) else o for o in g.outs]
+            return self._with_views([o.detach() if isinstance(o, torch.Tensor) else o for o in g.outs], plan, args)
         outs = [o for o in g.outs if isinstance(o, torch.Tensor)]
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
-        return [next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs]
+        return self._with_views([next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs], plan, args)
+
+    def _with_views(self, results: list, plan: tuple, args: Sequence[Any]) -> list:
+        """`results` with the outputs that are views made from the caller's inputs or the outputs."""
+        for k in self.views:
+            spec = self.artifact.outputs[k]
+            kind, i = spec.base
+            results[k] = spec.replay(args[i] if kind == "input" else results[i], plan[1])
+        return results
 
     def ran(self, key: tuple, host_s: float) -> None:
         """A normal call of size `key` took `host_s` seconds of host time (launches are asynchronous):
@@ -217,6 +234,9 @@ class CudaGraphs:
             return None
         if nbytes > MAX_GRAPH_BYTES:
             return f"above {MAX_GRAPH_BYTES} bytes"
+        kept = sum(self.kept.values())
+        if kept + nbytes > MAX_TOTAL_BYTES:
+            return f"the artifact's graphs keep {kept} bytes (at most {MAX_TOTAL_BYTES} in all)"
         host, n = self.host_s.get(key, (None, 0))
         if n < 2:  # the first call of a size pays one-time costs (cuDNN plans, cuBLAS workspaces, allocations)
             return _PENDING
@@ -241,6 +261,7 @@ class CudaGraphs:
         capture takes a fresh memory pool: PyTorch's allocator asserts (`use_count > 0`) when a
         capture joins a pool whose graphs were all destroyed (GPT-2 at batch 8, length 512)."""
         self.graphs[key] = None
+        self.kept.pop(key, None)
         if not any(g is not None for g in self.graphs.values()):
             self.pool = None
 
@@ -269,7 +290,9 @@ class CudaGraphs:
             return None
         scalars = {i: repr(a.item()) for i, (a, p) in enumerate(zip(args, in_place))
                    if p is None and isinstance(a, torch.Tensor) and a.device.type != self.device_type}
-        g = _Graph(graph, static, in_place, list(outs), scalars)
+        # views of inputs or outputs: made at each call from the caller's tensors (_with_views)
+        outs = [None if spec.kind == "alias" else o for o, spec in zip(outs, self.artifact.outputs)]
+        g = _Graph(graph, static, in_place, outs, scalars)
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
             handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
             held = [(c, _use_count(c)) for c in handles]
@@ -286,6 +309,8 @@ class CudaGraphs:
                          "copying them out", self.artifact.name, key)
         if not spare:
             self.graphs[key] = g
+        self.kept[key] = self.kept.get(key, 0) + sum(_nbytes(t) for t, p in zip(static, in_place) if p is None) \
+            + sum(_nbytes(o) for o in outs if isinstance(o, torch.Tensor))
         self.captures += 1
         log.info("mlir_sym: captured a CUDA graph of %s for sizes %s%s", self.artifact.name, key,
                  " (a second one: the first one's outputs are held)" if spare else "")
