@@ -62,6 +62,8 @@ eager's semantics, under symbolic sizes:
   avg_pool3d_backward       ceil(k / s) per dim, gathered), each divided by its window's divisor
                             (eager's: the window clipped to the padded input, or to the input when
                             count_include_pad is off, or divisor_override); separable per dim
+  constant_pad_nd           negative (cropping) pads as slices first (torch-mlir's lowering corrupted
+                            the heap or gave wrong values); non-negative pads keep torch-mlir's
   avg_pool2d /              [C, H, W] input through a batch of one (torch-mlir's lowering makes an
   max_pool2d_with_indices   invalid 4-d pooling op of the 3-d input, or fails); batched inputs keep
   (unbatched)               torch-mlir's
@@ -301,9 +303,9 @@ def _tuple(v, n: int) -> list:
 
 def _dilate(t: torch.Tensor, dim: int, s: int) -> torch.Tensor:
     """`t` with s - 1 zeros between consecutive elements along `dim`: size (n - 1) * s + 1."""
-    if s == 1:
-        return t
     n = t.shape[dim]
+    if s == 1 or (isinstance(n, int) and n == 1):
+        return t
     parts = [t.unsqueeze(dim + 1)] + [torch.zeros_like(t).unsqueeze(dim + 1)] * (s - 1)
     flat = torch.cat(parts, dim + 1).flatten(dim, dim + 1)
     return flat.narrow(dim, 0, (n - 1) * s + 1)
@@ -347,19 +349,21 @@ def _dense(t: torch.Tensor) -> torch.Tensor:
     return t.clone(memory_format=torch.contiguous_format)
 
 
-def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups):
+def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups, slack=None):
     """The weight grad of a forward convolution of `x` giving `g`: [O, C/G, *kernel]. The input is
     padded after by p + s - 1 - r (r < s: the rows the forward's windows left unread), so that the
     convolution's output has a static size, k + (s - 1) // d, whatever the input's size: no slice of
     symbolic size, whose contiguity checks would guard on the sizes' remainders (a recompile per
-    parity), only a static cut to the kernel."""
+    parity), only a static cut to the kernel. `slack` (per dim, default s - 1) bounds r: a
+    transposed convolution's r is its output padding, which may reach max(s, d) - 1."""
     nd = x.dim() - 2
     n, c = x.shape[0], x.shape[1]
     o = g.shape[1]
     for i in range(nd):
         reach = dilation[i] * (kernel[i] - 1)
         rest = x.shape[2 + i] + 2 * padding[i] - reach - 1 - (g.shape[2 + i] - 1) * stride[i]
-        x = _pad_dim(x, 2 + i, padding[i], padding[i] + stride[i] - 1 - rest)
+        extra = stride[i] - 1 if slack is None else slack[i]
+        x = _pad_dim(x, 2 + i, padding[i], padding[i] + extra - rest)
     spatial_x, spatial_g = list(x.shape[2:]), list(g.shape[2:])
     xs = x.reshape(n, groups, c // groups, *spatial_x).permute(2, 1, 0, *range(3, 3 + nd))
     xs = xs.reshape(c // groups, groups * n, *spatial_x)
@@ -386,8 +390,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                 grad_input = grad_input.narrow(2 + i, 0, input.shape[2 + i])
             grad_input = _dense(grad_input)
         if output_mask[1]:
+            slack = [max(stride[i] - 1, _tuple(output_padding, nd)[i]) for i in range(nd)]
             grad_weight = _conv_weight_grad(grad_output, input, list(weight.shape[2:]), stride, padding,
-                                            dilation, groups)
+                                            dilation, groups, slack)
     else:
         if output_mask[0]:
             grad_input = _conv_input_grad(grad_output, weight, list(input.shape[2:]), stride, padding, dilation,
@@ -466,14 +471,15 @@ def avg_pool2d_unbatched(x, kernel_size, stride=(), padding=0, ceil_mode=False, 
                                    divisor_override).squeeze(0)
 
 
-def _adaptive_windows(n_in, n_out: int, device) -> torch.Tensor:
+def _adaptive_windows(n_in, n_out, device, dtype: torch.dtype) -> torch.Tensor:
     """[n_out, n_in]: 1 / |window o| where input position i lies in adaptive window o, else 0."""
     o = torch.arange(n_out, device=device).unsqueeze(1)
     i = torch.arange(n_in, device=device).unsqueeze(0)
-    start = torch.div(o * n_in, n_out, rounding_mode="floor")
-    end = torch.div((o + 1) * n_in + n_out - 1, n_out, rounding_mode="floor")
+    m = o.new_full((), n_out)  # a tensor: the output size may be a SymInt (`(3, None)` keeps the input's)
+    start = torch.div(o * n_in, m, rounding_mode="floor")
+    end = torch.div((o + 1) * n_in + m - 1, m, rounding_mode="floor")
     inside = (i >= start) & (i < end)
-    return inside.float() / (end - start).float()
+    return inside.to(dtype) / (end - start).to(dtype)
 
 
 @_register(aten._adaptive_avg_pool2d.default)
@@ -485,8 +491,8 @@ def adaptive_avg_pool2d(x: torch.Tensor, output_size) -> torch.Tensor:
         return x.mean((-2, -1), keepdim=True)
     dtype = x.dtype
     xf = x.float() if dtype in (torch.float16, torch.bfloat16) else x
-    a_h = _adaptive_windows(x.shape[-2], out[0], x.device).to(xf.dtype)
-    a_w = _adaptive_windows(x.shape[-1], out[1], x.device).to(xf.dtype)
+    a_h = _adaptive_windows(x.shape[-2], out[0], x.device, xf.dtype)
+    a_w = _adaptive_windows(x.shape[-1], out[1], x.device, xf.dtype)
     return torch.matmul(torch.matmul(a_h, xf), a_w.t()).to(dtype)
 
 
@@ -494,8 +500,8 @@ def adaptive_avg_pool2d(x: torch.Tensor, output_size) -> torch.Tensor:
 def adaptive_avg_pool2d_backward(grad_output, input):  # noqa: A002
     dtype = grad_output.dtype
     g = grad_output.float() if dtype in (torch.float16, torch.bfloat16) else grad_output
-    a_h = _adaptive_windows(input.shape[-2], g.shape[-2], g.device).to(g.dtype)
-    a_w = _adaptive_windows(input.shape[-1], g.shape[-1], g.device).to(g.dtype)
+    a_h = _adaptive_windows(input.shape[-2], g.shape[-2], g.device, g.dtype)
+    a_w = _adaptive_windows(input.shape[-1], g.shape[-1], g.device, g.dtype)
     return torch.matmul(torch.matmul(a_h.t(), g), a_w).to(dtype)
 
 
@@ -506,3 +512,26 @@ def max_pool2d_with_indices_unbatched(x, kernel_size, stride=(), padding=0, dila
     values, indices = aten.max_pool2d_with_indices.default(x.unsqueeze(0), kernel_size, stride, padding, dilation,
                                                            ceil_mode)
     return values.squeeze(0), indices.squeeze(0)
+
+
+
+@_register(aten.constant_pad_nd.default)
+def constant_pad_nd(x: torch.Tensor, pad, value=0.0):
+    """Negative (cropping) pads as slices first: torch-mlir's lowering of a negative pad corrupted
+    the heap or gave wrong values (the backward of `F.pad`, of `padding="same"` with an even
+    kernel). Non-negative pads keep torch-mlir's lowering."""
+    pad = list(pad)
+    if not any(isinstance(p, int) and p < 0 for p in pad):
+        return NotImplemented
+    for k in range(len(pad) // 2):
+        dim = x.dim() - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if isinstance(before, int) and before < 0:
+            x = x.narrow(dim, -before, x.shape[dim] + before)
+            pad[2 * k] = 0
+        if isinstance(after, int) and after < 0:
+            x = x.narrow(dim, 0, x.shape[dim] + after)
+            pad[2 * k + 1] = 0
+    if any(not (isinstance(p, int) and p == 0) for p in pad):
+        x = aten.constant_pad_nd.default(x, pad, value)
+    return _dense(x)

@@ -480,6 +480,13 @@ def cat_of_empty_pieces(x):
     return empty * 2, torch.cat([x[:, :, 3:3].int(), x[:, :, 5:5].float()], dim=2), torch.cat([x[:, 1:1], x], 1)
 
 
+@case(inputs=lambda n: (randn(n, 2, 4, n + 3, n + 5),))
+def pad_that_crops(x):
+    """Negative pads crop (the backward of a pad): torch-mlir's lowering corrupted the heap or gave
+    wrong values (decompositions.constant_pad_nd)."""
+    return F.pad(x, (0, -1, 0, -1)), F.pad(x, (-1, 0)), F.pad(x, (1, -1)) * 2, F.pad(x, (2, -1, -3, 1), value=0.5)
+
+
 @case(inputs=lambda n: (randn(n, n, 4), randn(n, 20 - n, 4, salt=1)), sizes=(5, 8, 17))
 def pad_to_the_longer(x, y):
     """`max` / `min` of two sizes (`torch.sym_max` / `sym_min`, which torch-mlir's importer cannot

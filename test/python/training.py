@@ -76,6 +76,11 @@ CONV_MODULES = {
     "avg_pools": (lambda: nn.Sequential(nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
                                         nn.AdaptiveAvgPool2d((2, 3))), (2, 3, "n", "n")),
     "unbatched_pools": (lambda: nn.Sequential(nn.MaxPool2d(2), nn.AvgPool2d(2)), (3, "n", "n")),
+    # an even kernel's "same" padding is asymmetric: its backward crops with a negative pad
+    "same_even_kernel": (lambda: nn.Conv2d(2, 3, 2, padding="same"), (2, 2, "n", "n")),
+    # output padding past the stride (allowed where the dilation is larger)
+    "transposed_output_padding": (lambda: nn.ConvTranspose2d(2, 2, 2, dilation=3, output_padding=2), (1, 2, "n", "n")),
+    "adaptive_keeps_a_dim": (lambda: nn.AdaptiveAvgPool2d((3, None)), (2, 2, "n", "n")),
 }
 
 
