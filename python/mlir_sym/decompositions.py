@@ -62,6 +62,8 @@ eager's semantics, under symbolic sizes:
   avg_pool3d_backward       ceil(k / s) per dim, gathered), each divided by its window's divisor
                             (eager's: the window clipped to the padded input, or to the input when
                             count_include_pad is off, or divisor_override); separable per dim
+  convolution (transposed,  the input grad of the forward convolution it is the adjoint of
+  depthwise)                (torch-mlir made an invalid collapse_shape); others keep torch-mlir's
   constant_pad_nd           negative (cropping) pads as slices first (torch-mlir's lowering corrupted
                             the heap or gave wrong values); non-negative pads keep torch-mlir's
   avg_pool2d /              [C, H, W] input through a batch of one (torch-mlir's lowering makes an
@@ -373,6 +375,22 @@ def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups, slack=Non
     for i in range(nd):
         grad = grad.narrow(2 + i, 0, kernel[i])
     return grad.transpose(0, 1).contiguous()  # [C/G, O, *kernel] -> [O, C/G, *kernel]
+
+
+@_register(aten.convolution.default)
+def depthwise_transposed_convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A transposed convolution with one input and one output channel per group (depthwise): the
+    input grad of the forward convolution it is the adjoint of (torch-mlir's lowering made an invalid
+    collapse_shape of it, in inference too). Every other convolution keeps torch-mlir's lowering."""
+    if not transposed or groups == 1 or weight.shape[1] != 1 or weight.shape[0] != groups:
+        return NotImplemented
+    nd = weight.dim() - 2
+    stride, padding, dilation = _tuple(stride, nd), _tuple(padding, nd), _tuple(dilation, nd)
+    output_padding = _tuple(output_padding, nd)
+    out = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1)
+           + output_padding[i] + 1 for i in range(nd)]
+    y = _conv_input_grad(x, weight, out, stride, padding, dilation, groups)
+    return y if bias is None else y + bias.view(-1, *[1] * nd)
 
 
 @_register(aten.convolution_backward.default)

@@ -234,3 +234,31 @@ def test_backward_of_convolutions_and_pools(name, dynamo_graphs):
     or not at all), unbatched pools (their forward did not lower)."""
     check_backward(name, "cpu")
     assert dynamo_graphs() == 1
+
+
+def test_depthwise_transposed_convolution_matches_aten():
+    """Random depthwise transposed convolutions (1-3 spatial dims, strides, padding, dilation,
+    output padding, bias): the decomposition's output equals aten's; other convolutions are left to
+    torch-mlir (NotImplemented)."""
+    g = torch.Generator().manual_seed(3)
+    rnd = random.Random(3)
+    checked = 0
+    for _ in range(120):
+        x, w, stride, padding, dilation, output_padding, _ = _conv_config(rnd, g, True)
+        c = x.shape[1]
+        if c == 1:
+            continue  # one group: not depthwise
+        w = torch.randn(c, 1, *w.shape[2:], generator=g, dtype=torch.float64)
+        bias = torch.randn(c, generator=g, dtype=torch.float64) if rnd.random() < 0.5 else None
+        args = (x, w, bias, stride, padding, dilation, True, output_padding, c)
+        try:
+            want = torch.ops.aten.convolution(*args)
+        except RuntimeError:
+            continue  # an output size below 1
+        checked += 1
+        got = decompositions.depthwise_transposed_convolution(*args)
+        torch.testing.assert_close(got, want, msg=lambda m: f"{tuple(x.shape)} {args[3:]}: {m}")
+    assert checked >= 40
+    x = torch.randn(1, 2, 5, dtype=torch.float64)
+    assert decompositions.depthwise_transposed_convolution(
+        x, torch.randn(2, 2, 3, dtype=torch.float64), None, [1], [0], [1], True, [0], 1) is NotImplemented

@@ -81,6 +81,9 @@ CONV_MODULES = {
     # output padding past the stride (allowed where the dilation is larger)
     "transposed_output_padding": (lambda: nn.ConvTranspose2d(2, 2, 2, dilation=3, output_padding=2), (1, 2, "n", "n")),
     "adaptive_keeps_a_dim": (lambda: nn.AdaptiveAvgPool2d((3, None)), (2, 2, "n", "n")),
+    # one channel in and out per group: its forward did not lower either
+    "depthwise_transposed": (lambda: nn.ConvTranspose2d(3, 3, 3, stride=2, padding=1, output_padding=1, groups=3),
+                             (2, 3, "n", "n")),
 }
 
 
