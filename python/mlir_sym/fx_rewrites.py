@@ -60,6 +60,7 @@ between symbolic bounds, which it lowers exactly.
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 from typing import Callable
 
@@ -71,6 +72,8 @@ try:
     from torch.utils._sympy.functions import Mod as _TorchMod  # the Mod that ShapeEnv facts are written with
 except ImportError:  # pragma: no cover
     _TorchMod = sympy.Mod
+
+log = logging.getLogger("mlir_sym.compile")
 
 VIEW_TARGETS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
 
@@ -84,6 +87,23 @@ def _sym(v) -> sympy.Basic:
         se = v.node.shape_env
         return se.replace(v.node.expr) if se is not None else v.node.expr
     return sympy.Integer(int(v))
+
+
+def known_equal(a, b) -> bool:
+    """Whether two sizes are equal for every input the graph admits: the same expression, or an
+    equality the ShapeEnv holds as a fact (a guard or check, e.g. cross entropy's that the targets
+    are as many as the logits' rows, when Dynamo gave them symbols of their own: inputs marked
+    dynamic are not duck-sized)."""
+    x, y = _sym(a), _sym(b)
+    if x == y:
+        return True
+    se = next((v.node.shape_env for v in (a, b) if isinstance(v, torch.SymInt) and v.node.shape_env is not None), None)
+    if se is None:
+        return False
+    try:
+        return bool(se._maybe_evaluate_static(sympy.Eq(x, y)) == sympy.true)
+    except Exception:  # noqa: BLE001 - a private ShapeEnv method: no answer is "not known"
+        return False
 
 
 def _divides(a: sympy.Basic, b: sympy.Basic) -> bool:
@@ -393,7 +413,9 @@ def scatter_as_where(graph: fx.Graph) -> int:
         dim = dim % d.dim()
         if not (_is_static(idx.shape[dim]) and int(idx.shape[dim]) == 1):
             continue
-        if any(k != dim and _sym(idx.shape[k]) != _sym(d.shape[k]) for k in range(d.dim())):
+        if not all(k == dim or known_equal(idx.shape[k], d.shape[k]) for k in range(d.dim())):
+            log.debug("%s at %s stays a scatter: index %s, self %s", target, node.meta.get("stack_trace", "?"),
+                      [_sym(s) for s in idx.shape], [_sym(s) for s in d.shape])
             continue
         e = Emitter(graph, node)
         if target == "aten.scatter.src":

@@ -378,6 +378,36 @@ def test_one_hot_scatter_is_an_elementwise_kernel(tmp_path, monkeypatch):
     assert not re.search(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src), src  # no one-thread launch
 
 
+def test_one_hot_scatter_of_targets_with_symbols_of_their_own(tmp_path, monkeypatch):
+    """Cross entropy's backward when the targets' sizes are symbols of their own (inputs marked
+    dynamic are not duck-sized; a benchmark that compiled them with another backend first marked
+    them): the one-hot is still a where, because the ShapeEnv holds the targets' count equal to the
+    logits' rows (fx_rewrites.known_equal). It was a scatter kernel of one thread over every target
+    (454 µs of a 5.7 ms training step on an H200)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm, target="gpu")
+        check_supported(ig)
+        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
+    fn = lambda x, t: torch.nn.functional.cross_entropy(x.flatten(0, 1), t.flatten())  # noqa: E731
+    x, t = torch.randn(4, 9, 50, requires_grad=True), torch.randint(0, 50, (4, 9))
+    for a in (x, t):
+        torch._dynamo.mark_dynamic(a, 0)
+        torch._dynamo.mark_dynamic(a, 1)
+    torch.compile(fn, backend=be, dynamic=True)(x, t).backward()
+    src = codes[-1].program.source
+    serial = re.findall(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src)
+    assert len(serial) == 1, src  # the 0-d division of the loss's grad; not a scatter's loop
+    assert "rt.int64" not in src, src  # no [targets, 2] coordinates of a scatter
+
+
 def test_layer_norm_of_a_saved_sum_is_one_launch(tmp_path, monkeypatch):
     """A training forward's layer norm whose input is computed and saved for the backward (an output):
     the normalization, mean and rstd (outputs too) are one row group. The out-params' sizes were

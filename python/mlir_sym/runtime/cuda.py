@@ -14,6 +14,8 @@ sizes. Errors inside a running kernel surface (as usual with CUDA) at the next s
 from __future__ import annotations
 
 import ctypes
+import itertools
+import linecache
 import logging
 import math
 import os
@@ -850,6 +852,9 @@ def device_constants(constants: dict[str, dict], device: torch.device) -> dict[s
 PROFILES: list[HostProfile] = []  # with MLIR_SYM_HOST_PROFILE=1: one per host program loaded
 
 
+_HOST_SERIAL = itertools.count()
+
+
 class HostCall:
     """The artifact's compute callable: the generated host function bound to its runtime and kernels.
     Called with the compute function's arguments (inputs, then outputs); returns the i32 status."""
@@ -867,7 +872,9 @@ class HostCall:
             source, self.profile = instrument(source, f"{fname}#{len(PROFILES)}")
             ns.update(profile_namespace(self.profile))
             PROFILES.append(self.profile)
-        exec(compile(source, f"<mlir_sym host {fname}>", "exec"), ns)  # noqa: S102 - our own codegen
+        filename = f"<mlir_sym host {fname} #{next(_HOST_SERIAL)}>"  # one per program: tracebacks and
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # profiles show its lines
+        exec(compile(source, filename, "exec"), ns)  # noqa: S102 - our own codegen
         self.fn = ns[fname]
         self.module = module
         self.runtime = runtime
