@@ -42,6 +42,13 @@ pass could prove free of repeated indices, which ran in one GPU thread after a f
 tensor. Each index goes through an embedding of the positions, whose lowering checks it (eager's
 scatter raises on an index out of range).
 
+`all_infinite_as_extremum`: `(x == -inf).all(d)` (PyTorch's safe softmax, in every attention that
+training differentiates in its math form: rows whose scores are all masked give 0) is
+`x.amax(d) == -inf` (and `== inf` is `amin`), also for NaN (amax propagates it; NaN == -inf is
+false, as is the `all`). The boolean `all` was a kernel of one thread per row reading the row with
+a stride (49 us a layer of a training step, H200); the max is a row reduction like softmax's own,
+which sibling fusion computes in the same launch.
+
 `nonnegative_dims`: torch-mlir's `convert-torch-to-tmtensor` crashed the process (a segmentation
 fault, or "LLVM ERROR: out of memory") on `aten.scatter_add` with a negative dim, which the backward
 of every `x.gather(-1, i)`, `sort(-1)` and `topk(dim=-1)` holds; the dim argument of scatters and
@@ -61,6 +68,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import operator
 from typing import Callable
 
@@ -392,6 +400,34 @@ def flat_put_indices(graph: fx.Graph) -> int:
         values = e(torch.ops.aten.expand.default, values, shape + trailing)
         flat_v = e(torch.ops.aten.reshape.default, values, [-1] + trailing)
         node.args = (dest, flat, flat_v, *node.args[3:])
+        count += 1
+    return count
+
+
+def all_infinite_as_extremum(graph: fx.Graph) -> int:
+    """Each `aten.all.dim(aten.eq.Scalar(x, ±inf), d, keepdim)` of a floating-point x becomes
+    `aten.eq.Scalar(aten.amax/amin(x, [d], keepdim), ±inf)` (the module doc). Returns how many."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.ops.aten.all.dim or node.kwargs:
+            continue
+        eq = node.args[0]
+        if not (isinstance(eq, fx.Node) and eq.op == "call_function" and eq.target is torch.ops.aten.eq.Scalar
+                and not eq.kwargs and isinstance(eq.args[1], float) and math.isinf(eq.args[1])):
+            continue
+        x = eq.args[0]
+        xv = _meta_val(x)
+        if not (isinstance(xv, torch.Tensor) and xv.dtype.is_floating_point and xv.dim() > 0):
+            continue
+        dim = node.args[1]
+        keep = bool(node.args[2]) if len(node.args) > 2 else False
+        e = Emitter(graph, node)
+        extremum = torch.ops.aten.amax.default if eq.args[1] < 0 else torch.ops.aten.amin.default
+        out = e(torch.ops.aten.eq.Scalar, e(extremum, x, [dim], keep), eq.args[1])
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+        if not eq.users:
+            graph.erase_node(eq)
         count += 1
     return count
 

@@ -271,6 +271,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         fx_rewrites.flat_put_indices(graph)
         fx_rewrites.nonnegative_dims(graph)
         fx_rewrites.scatter_as_where(graph)
+        fx_rewrites.all_infinite_as_extremum(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 

@@ -760,6 +760,25 @@ def _nan_sort(x, y):
             z.sort(dim=1, descending=True, stable=True).values, z.topk(2, dim=1, largest=False).values)
 
 
+def _infinite_rows_inputs(n: int) -> tuple:
+    x, y = randn(n, n, 5, n + 5), randn(n, n, n + 1, 6, salt=1)
+    x[:, 0] = float("-inf")  # a row all -inf: True
+    x[:, 1] = float("inf")
+    x[:, 2] = float("-inf")
+    x[:, 2, 3] = float("nan")  # -inf but for a NaN: False
+    x[:, 3, :2] = float("-inf")
+    y[:, :, 4] = float("inf")  # a column all inf along dim 1
+    y[:, 0, 5] = float("nan")
+    return x, y
+
+
+def _infinite_rows(x, y):
+    """`(x == -inf).all(d)` as PyTorch's safe softmax writes it (fx_rewrites.all_infinite_as_extremum)."""
+    dead = (x == float("-inf")).all(-1, keepdim=True)
+    return (dead, (y == float("inf")).all(1), (x == float("inf")).all(-1),
+            torch.where(dead, torch.zeros_like(x), x.softmax(-1)))
+
+
 def _reciprocal(x):
     z = x.round()  # zeros among them
     return torch.reciprocal(z), 1 / (z + 0.0), torch.reciprocal(z.long())
@@ -773,6 +792,7 @@ def _half_math(x, w):
 add(Case("reflect_pad", _fn(lambda x: F.pad(x, (2, 3), mode="reflect") * 2), lambda n: (randn(n, 2, 3, n + 4),)))
 add(Case("nan_selections", _fn(_nan_selections), _nan_inputs, equal_nan=True))
 add(Case("nan_sort", _fn(_nan_sort), _nan_inputs, equal_nan=True))
+add(Case("infinite_rows", _fn(_infinite_rows), _infinite_rows_inputs, equal_nan=True))
 add(Case("reciprocal_of_zero", _fn(_reciprocal), lambda n: (randn(n, n, 6),)))
 add(Case("bf16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.bfloat16) * 3, randn(n, 64, dtype=torch.bfloat16, salt=1)),
          atol=0, rtol=2 ** -6, tags=("bf16",)))

@@ -154,26 +154,33 @@ def slow_transposed(plan: GemmPlan, dtype: str) -> bool:
 
 
 MAX_CALLS = 16  # GEMMs one contraction may be split into (else torch's path)
+# Batch indices a contraction may be split into: past it, torch's path copies the operand whose batch
+# dims do not collapse and makes one batched GEMM. Attention's `p @ v` reading v from the projection's
+# [B, L, H, E] buffer split into B GEMMs of H heads: 8 x 11 us on an H200 at B 8, L 256, where the
+# copy (2 MB) and one GEMM of 32 heads take about 12 (benchmarks/profile_training.py).
+MAX_BATCH_SPLIT = 2
 
 
-def gemm_calls(form: tuple, a: tuple, b: tuple, c: tuple, init: bool) -> list[tuple] | None:
+def gemm_calls(form: tuple, a: tuple, b: tuple, c: tuple, init: bool,
+               max_batch_split: int = MAX_BATCH_SPLIT) -> list[tuple] | None:
     """The GEMMs computing `einsum(a, b)` into `c` (operands as in `gemm_plan`): one when gemm_plan
     takes it; else a group of dims that does not collapse (BERT's attention output read as [length,
     heads * head_dim] from its heads-first buffer: the contracted heads and head_dim are L * 64 and 1
     apart) is split at its outermost dim into one GEMM per index, recursively, at most MAX_CALLS:
     [(plan, element offsets of a, b and c, init)], a split contracted dim accumulating (only its first
-    GEMM sets an output that `init` sets). None when cuBLAS cannot read the operands at all."""
+    GEMM sets an output that `init` sets). None when cuBLAS cannot read the operands at all, or only
+    by splitting the batch into more than `max_batch_split` GEMMs (a copy and one GEMM are faster)."""
     _, _, np_, ni, nk, nj = form
     (sa, ta), (sb, tb) = _in_form_order(form, a, b)
     sc, tc = c
     out: list[tuple] = []
     ok = _split((list(sa), list(ta)), (list(sb), list(tb)), (list(sc), list(tc)), [np_, ni, nk, nj],
-                len(sb) == np_ + nk + nj, init, 0, 0, 0, out)
+                len(sb) == np_ + nk + nj, init, 0, 0, 0, out, max_batch_split)
     return out if ok and out else None
 
 
 def _split(a, b, c, groups: list[int], b_batched: bool, init: bool, oa: int, ob: int, oc: int,
-           out: list) -> bool:
+           out: list, max_batch: int) -> bool:
     np_, ni, nk, nj = groups
     plan = gemm_plan((None, None, np_, ni, nk, nj), (a[0], a[1]), (b[0], b[1]), (c[0], c[1]))
     if plan is not None:
@@ -196,6 +203,9 @@ def _split(a, b, c, groups: list[int], b_batched: bool, init: bool, oa: int, ob:
         if lead is None:
             return False
         size = next(ops[k][0][q + lead] for k, q in enumerate(pos) if q is not None)
+        if g == 0 and size > max_batch:
+            return False
+        max_batch //= size if g == 0 else 1
         strides = [ops[k][1][q + lead] if q is not None else 0 for k, q in enumerate(pos)]
         sub = [(op[0][:q + lead] + op[0][q + lead + 1:], op[1][:q + lead] + op[1][q + lead + 1:]) if q is not None
                else op for op, q in zip(ops, pos)]
@@ -204,7 +214,7 @@ def _split(a, b, c, groups: list[int], b_batched: bool, init: bool, oa: int, ob:
         for i in range(size):
             sub_init = init and (g != 2 or i == 0)  # a contracted index adds to what the first one set
             if not _split(sub[0], sub[1], sub[2], sub_groups, b_batched, sub_init, oa + i * strides[0],
-                          ob + i * strides[1], oc + i * strides[2], out):
+                          ob + i * strides[1], oc + i * strides[2], out, max_batch):
                 return False
         return True
     return False
