@@ -420,6 +420,9 @@ def all_infinite_as_extremum(graph: fx.Graph) -> int:
         if not (isinstance(xv, torch.Tensor) and xv.dtype.is_floating_point and xv.dim() > 0):
             continue
         dim = node.args[1]
+        size = xv.shape[dim] if isinstance(dim, int) else None
+        if size is None or (_is_static(size) and int(size) == 0):
+            continue  # an empty dim: all() is true where amax raises (Dynamo makes sizes 0 static)
         keep = bool(node.args[2]) if len(node.args) > 2 else False
         e = Emitter(graph, node)
         extremum = torch.ops.aten.amax.default if eq.args[1] < 0 else torch.ops.aten.amin.default
