@@ -49,6 +49,11 @@ false, as is the `all`). The boolean `all` was a kernel of one thread per row re
 a stride (49 us a layer of a training step, H200); the max is a row reduction like softmax's own,
 which sibling fusion computes in the same launch.
 
+`depthwise_conv3d_doubled`: torch-mlir cannot lower a 3-d convolution with one in and one out
+channel per group (`nn.Conv3d(C, C, k, groups=C)`: "failed to legalize" with no op named), while it
+lowers a channel multiplier of 2. Such a convolution becomes one with a zero filter after each
+filter, whose even output channels are the result (twice the products; rare in models).
+
 `nonnegative_dims`: torch-mlir's `convert-torch-to-tmtensor` crashed the process (a segmentation
 fault, or "LLVM ERROR: out of memory") on `aten.scatter_add` with a negative dim, which the backward
 of every `x.gather(-1, i)`, `sort(-1)` and `topk(dim=-1)` holds; the dim argument of scatters and
@@ -400,6 +405,35 @@ def flat_put_indices(graph: fx.Graph) -> int:
         values = e(torch.ops.aten.expand.default, values, shape + trailing)
         flat_v = e(torch.ops.aten.reshape.default, values, [-1] + trailing)
         node.args = (dest, flat, flat_v, *node.args[3:])
+        count += 1
+    return count
+
+
+def depthwise_conv3d_doubled(graph: fx.Graph) -> int:
+    """Each 3-d `aten.convolution` (not transposed) with `groups` = in channels = out channels > 1 as
+    one with a zero filter after each filter (out channels 2C), its even channels taken (the module
+    doc). Returns how many."""
+    aten = torch.ops.aten
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not aten.convolution.default or node.kwargs:
+            continue
+        x, w, bias, stride, padding, dilation, transposed, out_pad, groups = node.args
+        xv, wv = _meta_val(x), _meta_val(w)
+        if transposed or not isinstance(groups, int) or groups < 2 or wv.dim() != 5 or not all(
+                _is_static(d) for d in (wv.shape[0], wv.shape[1], xv.shape[1])):
+            continue
+        if not (int(wv.shape[0]) == groups and int(wv.shape[1]) == 1 and int(xv.shape[1]) == groups):
+            continue
+        e = Emitter(graph, node)
+        w2 = e(aten.view.default, e(aten.stack.default, [w, e(aten.zeros_like.default, w)], 1),
+               [2 * groups, 1, *wv.shape[2:]])
+        b2 = None if bias is None else e(aten.view.default, e(aten.stack.default, [bias, e(aten.zeros_like.default, bias)], 1),
+                                         [2 * groups])
+        y2 = e(aten.convolution.default, x, w2, b2, stride, padding, dilation, transposed, out_pad, groups)
+        out = e(aten.clone.default, e(aten.slice.Tensor, y2, 1, 0, 2 * groups, 2), memory_format=torch.contiguous_format)
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
         count += 1
     return count
 

@@ -272,6 +272,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         fx_rewrites.nonnegative_dims(graph)
         fx_rewrites.scatter_as_where(graph)
         fx_rewrites.all_infinite_as_extremum(graph)
+        fx_rewrites.depthwise_conv3d_doubled(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 

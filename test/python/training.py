@@ -84,6 +84,8 @@ CONV_MODULES = {
     # one channel in and out per group: its forward did not lower either
     "depthwise_transposed": (lambda: nn.ConvTranspose2d(3, 3, 3, stride=2, padding=1, output_padding=1, groups=3),
                              (2, 3, "n", "n")),
+    # a 3-d convolution with one channel in and out per group did not lower (fx_rewrites.depthwise_conv3d_doubled)
+    "depthwise_conv3d": (lambda: nn.Conv3d(3, 3, 3, stride=(1, 2, 1), padding=1, groups=3), (1, 3, 4, "n", "n")),
 }
 
 
