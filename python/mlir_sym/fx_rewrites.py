@@ -119,6 +119,18 @@ def known_equal(a, b) -> bool:
         return False
 
 
+def _known_positive(v) -> bool:
+    """Whether a size is at least 1 for every input the graph admits: a positive number, or a symbol
+    whose range starts at 1 (Dynamo's sizes start at 2; a data-dependent count at 0)."""
+    if not isinstance(v, torch.SymInt):
+        return int(v) > 0
+    se = v.node.shape_env
+    try:
+        return se is not None and bool(se._maybe_evaluate_static(sympy.Ge(_sym(v), 1)) == sympy.true)
+    except Exception:  # noqa: BLE001 - a private ShapeEnv method: no answer is "not known"
+        return False
+
+
 def _divides(a: sympy.Basic, b: sympy.Basic) -> bool:
     """True when b / a is a polynomial in the symbols (a divides b for every symbol value)."""
     num, den = sympy.fraction(sympy.cancel(b / a))
@@ -246,6 +258,12 @@ def views_to_collapse_split(graph: fx.Graph, shape_env=None) -> int:
                 if len(go) > 1:
                     emit(torch.ops.aten.unflatten.int, k, _explicit_sizes(graph, src, in_val, gi,
                                                                           [size_list[o] for o in go], trace))
+        if cur is not src:
+            # the view's own value: its readers' values were computed from it. A dim the view's sizes
+            # give as a number may be an expression there (`x.view(-1, 2, l)`: dim 1 is
+            # `(b*c)//((b*c)//2)`), and a static dim here under a dynamic one downstream left
+            # torch-mlir's conversion with an unresolved cast (a pool of such a view)
+            cur.meta["val"] = out_val
         node.replace_all_uses_with(cur)
         graph.erase_node(node)
         count += 1
@@ -455,8 +473,8 @@ def all_infinite_as_extremum(graph: fx.Graph) -> int:
             continue
         dim = node.args[1]
         size = xv.shape[dim] if isinstance(dim, int) else None
-        if size is None or (_is_static(size) and int(size) == 0):
-            continue  # an empty dim: all() is true where amax raises (Dynamo makes sizes 0 static)
+        if size is None or not _known_positive(size):
+            continue  # a dim that may be empty: all() is true where amax raises (a data-dependent count)
         keep = bool(node.args[2]) if len(node.args) > 2 else False
         e = Emitter(graph, node)
         extremum = torch.ops.aten.amax.default if eq.args[1] < 0 else torch.ops.aten.amin.default

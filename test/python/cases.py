@@ -793,6 +793,18 @@ add(Case("reflect_pad", _fn(lambda x: F.pad(x, (2, 3), mode="reflect") * 2), lam
 add(Case("nan_selections", _fn(_nan_selections), _nan_inputs, equal_nan=True))
 add(Case("nan_sort", _fn(_nan_sort), _nan_inputs, equal_nan=True))
 add(Case("infinite_rows", _fn(_infinite_rows), _infinite_rows_inputs, equal_nan=True))
+
+
+def _pool_of_a_merged_view(x):
+    """A view that merges batch and channels (dim 1 of `x.view(-1, 2, l)` is `(b*c)//((b*c)//2)` in the
+    fake value), pooled: torch-mlir's conversion failed on the static 2 the rewritten view gave its
+    readers (fx_rewrites.views_to_collapse_split keeps the view's own value)."""
+    b, c, length = x.shape
+    y = x.reshape(-1, 2, length)
+    return F.avg_pool1d(y, 2) * 2, F.avg_pool1d(y, 3, 2)  # (max_pool1d: PyTorch's own guard pins the length)
+
+
+add(Case("pool_of_a_merged_view", _fn(_pool_of_a_merged_view), lambda n: (randn(n, n, 4, n + 6),)))
 add(Case("reciprocal_of_zero", _fn(_reciprocal), lambda n: (randn(n, n, 6),)))
 add(Case("bf16_math", _fn(_half_math), lambda n: (randn(n, n, 64, dtype=torch.bfloat16) * 3, randn(n, 64, dtype=torch.bfloat16, salt=1)),
          atol=0, rtol=2 ** -6, tags=("bf16",)))

@@ -187,6 +187,15 @@ def test_batch_split_into_many_gemms_goes_to_torch():
     assert len(gemm_calls(matmul_form("abce,aebd->abcd"), *two, True)) == 2  # a batch of 2 stays split
 
 
+def test_empty_batch_is_no_gemm():
+    """A batch dim of size 0 that a split reaches (3 batch dims, the inner ones not collapsing): no
+    GEMMs, torch's path (which does nothing); it divided by zero (a review found it)."""
+    p, v, c = torch.randn(0, 2, 4, 5, 5), torch.randn(0, 2, 5, 4, 6), torch.zeros(0, 2, 4, 5, 6)
+    ops = [(list(t.shape), list(t.stride())) for t in (p, v, c)]
+    for limit in (2, MAX_CALLS):
+        assert gemm_calls(matmul_form("abhce,abehd->abhcd"), *ops, True, max_batch_split=limit) is None
+
+
 def test_split_of_bert_attention_output():
     """BERT's output projection of the heads-first attention output ([1, 4, L, 64] read as [L, 256]):
     the contracted (heads, head_dim) do not collapse, so one GEMM per head, accumulating."""

@@ -193,6 +193,21 @@ def test_cross_entropy_of_targets_with_symbols_of_their_own():
     _assert_clean()
 
 
+def test_all_infinite_over_a_count_that_may_be_zero():
+    """`(x[:, m] == -inf).all(-1)` over a data-dependent column count: all() of an empty row is True,
+    where amax raises, so the row-max form (fx_rewrites.all_infinite_as_extremum) is taken only for
+    sizes known to be at least 1; one graph serves 2 columns and 0 (a review found the raise)."""
+    f = lambda x, m: (x[:, m] == float("-inf")).all(-1)  # noqa: E731
+    x = torch.full((3, 4), float("-inf"))
+    x[1, 0] = 1.0
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        compiled = torch.compile(f, backend="mlir_sym", dynamic=True, fullgraph=True)
+        for m in ([True, False, True, False], [False] * 4, [False, True, True, True]):
+            m = torch.tensor(m)
+            assert torch.equal(compiled(x, m), f(x, m))
+    assert backend.stats.fallbacks == 0
+
+
 @pytest.mark.parametrize("op", ["gather", "sort", "topk"])
 def test_backward_along_the_last_dim(op):
     """The backward of gather(-1), sort(-1) and topk(dim=-1) scatters along dim -1: torch-mlir's

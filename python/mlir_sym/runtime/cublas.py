@@ -203,8 +203,8 @@ def _split(a, b, c, groups: list[int], b_batched: bool, init: bool, oa: int, ob:
         if lead is None:
             return False
         size = next(ops[k][0][q + lead] for k, q in enumerate(pos) if q is not None)
-        if g == 0 and size > max_batch:
-            return False
+        if size == 0 or (g == 0 and size > max_batch):
+            return False  # empty (torch's path does nothing), or too many GEMMs
         max_batch //= size if g == 0 else 1
         strides = [ops[k][1][q + lead] if q is not None else 0 for k, q in enumerate(pos)]
         sub = [(op[0][:q + lead] + op[0][q + lead + 1:], op[1][:q + lead] + op[1][q + lead + 1:]) if q is not None
