@@ -512,7 +512,7 @@ def scatter_as_where(graph: fx.Graph) -> int:
         if target == "aten.scatter.src":
             src = _meta_val(value)
             if not isinstance(src, torch.Tensor) or src.dim() != d.dim() or src.dtype != d.dtype or any(
-                    k != dim and _sym(src.shape[k]) != _sym(d.shape[k]) for k in range(d.dim())):
+                    k != dim and not known_equal(src.shape[k], d.shape[k]) for k in range(d.dim())):
                 continue
             value = e(torch.ops.aten.slice.Tensor, value, dim, 0, 1)
         # the index through an embedding of the positions (a [size, 1] table of 0..size-1 in float64,

@@ -187,3 +187,70 @@ def test_a_convolution_makes_an_artifact_worth_a_graph():
     assert "fewer than 4" in CudaGraphs.eligible(artifact(matmuls), 4)
     convs = "rt.library_conv(...)\nrt.launch(...)\n_t = rt.library_conv(...)\n"
     assert CudaGraphs.eligible(artifact(convs), 4) is None
+
+
+class _AddressArtifact(_AddArtifact):
+    """out = x * 2 + w, its captured kernel reading x by address as a CUDA graph does (no reference
+    to x's storage kept: a reference would make the producer's output look held)."""
+
+    def _run(self, plan, args, out_buffers=None):
+        import ctypes
+
+        x, w = args
+        out = out_buffers[0] if out_buffers is not None else torch.empty(plan[2][0])
+        at, n = x.data_ptr(), x.numel()
+
+        def kernel():
+            xs = torch.frombuffer((ctypes.c_float * n).from_address(at), dtype=torch.float32)
+            out.copy_(xs * 2 + w)
+        del x
+        if _FakeGraph.capturing is not None:
+            _FakeGraph.capturing.kernels.append(kernel)
+        else:
+            kernel()
+        return [out]
+
+
+def test_graph_outputs_of_another_artifact_are_read_in_place(monkeypatch):
+    """A training backward's saved activations are the forward graph's outputs: the backward's graph
+    reads them where they are (no copy: 361 MB a step at length 256), follows the forward to its
+    spare's buffers with a graph of their own (the forward replays its spare while the previous
+    step's loss is held), and copies what is not another graph's output (its own output fed back;
+    a view of the buffer with other strides runs normally)."""
+    _fake_cuda_graphs(monkeypatch)
+    fwd, bwd = _AddressArtifact(), _AddressArtifact()
+    gf, gb = CudaGraphs(fwd, max_bytes=1 << 20), CudaGraphs(bwd, max_bytes=1 << 20)
+    plan, key = (None, [], [(4,)]), (4,)
+
+    def call(graphs, art, *args):
+        r = graphs.call(key, plan, list(args))
+        return r[0] if r is not None else art._run(plan, list(args))[0]
+
+    w, x = torch.ones(4), torch.arange(4.0)
+    for _ in range(2):  # steps 1 and 2: the forward's second call captures its graph (saved: its
+        saved = call(gf, fwd, x, w)  # buffer), the backward's second call its own, reading it in place
+        call(gb, bwd, saved, w)
+    assert gf.captures == 1 and gb.captures == 1
+    graph = gb.graphs[key]
+    assert graph.static[0] is None and graph.follow == {0: (1,)}  # read in place, no reference kept
+    for step in range(3):
+        x.fill_(step)
+        saved = None  # the backward freed what it saved
+        saved = call(gf, fwd, x, w)  # a replay: a new tensor on the same buffer
+        torch.testing.assert_close(call(gb, bwd, saved, w), (x * 2 + 1) * 2 + 1)
+    assert gb.captures == 1 and gb.replays == 4  # the capturing call replays too
+    held, first = saved, x.clone()
+    x.fill_(7)
+    saved = call(gf, fwd, x, w)  # `held` keeps the first buffer: the forward's spare
+    assert saved.data_ptr() != held.data_ptr() and gf.captures == 2
+    torch.testing.assert_close(call(gb, bwd, saved, w), (x * 2 + 1) * 2 + 1)
+    assert gb.captures == 2 and len(graph.variants) == 1  # a graph for the spare's buffer
+    torch.testing.assert_close(call(gb, bwd, held, w), (first * 2 + 1) * 2 + 1)  # the first graph again
+    assert gb.captures == 2
+    own = call(gb, bwd, saved, w)  # its own output fed back is not read in place: it runs normally
+    assert cuda_graphs._GRAPH_OUTPUTS[own.data_ptr()][1] == id(gb)
+    torch.testing.assert_close(call(gb, bwd, own, w), own * 2 + 1)
+    assert gb.captures == 2
+    assert gb.call(key, plan, [held.as_strided((4,), (0,)), w]) is None  # the buffer, other strides
+    assert gb.call(key, plan, [held.clone(), w]) is None  # not a graph output: runs normally
+    assert gb.captures == 2

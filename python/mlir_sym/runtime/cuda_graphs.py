@@ -38,7 +38,14 @@ copies would cost and the size runs normally.
 
 What the graph reads in place: an input that was the same tensor object, at the same address, at
 the first two calls of the size (parameters, buffers) is not copied; a later call with another
-storage for it runs normally.
+storage for it runs normally. So is an input that starts another artifact's graph output buffer
+(`_GRAPH_OUTPUTS`): a training backward's saved activations are the forward graph's outputs, whose
+buffers stay put (they are handed out, and a graph never overwrites one that is held). Copied, they
+cost the backward 361 MB of copies a step at length 256 (201 us of an H200's time). When such an
+input comes from another buffer (the forward replayed its spare while the loss of the step before
+was held), the graph captured for that set of addresses replays (`_Graph.variants`, at most
+`MAX_VARIANTS`), else the call runs normally. The graph's own output buffers are never read in place
+(a call fed its own last output would write what it reads).
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Not graphed (they run normally): host programs that read a device
 value back (a synchronization: data-dependent sizes, asserts on device values),
@@ -65,6 +72,10 @@ MAX_GRAPH_BYTES = 1 << 30  # never more input and output bytes a call than this 
 # 270 MB of activations for its backward, which reads 360 MB; graphed, its host program of 380
 # launches no longer sets the step's pace
 MAX_TOTAL_BYTES = 2 << 30
+MAX_VARIANTS = 2  # graphs of one size for other addresses of the graph outputs it reads in place
+# the first byte of every graph output buffer handed out -> (the storage's bytes, the capturing
+# CudaGraphs' id): inputs that start one are read in place by the graphs of other artifacts
+_GRAPH_OUTPUTS: dict[int, tuple[int, int]] = {}
 _PENDING = "pending"  # _why_not_graphed: not enough host times of the size yet
 
 
@@ -79,6 +90,8 @@ class _Graph:
     held: list | None = None  # per tensor output: (storage handle, use count when nobody else holds it)
     spare: Any = None  # the size's second capture (a _Graph), replayed while this one's outputs are held
     ptrs: list | None = None  # the output buffers' addresses the graph writes
+    follow: dict | None = None  # input index -> strides, for the graph outputs of others read in place
+    variants: dict | None = None  # (the addresses of `follow`'s inputs) -> the graph for them
 
     def busy(self) -> bool:
         """Whether a caller still holds (a view of) an output this graph returned."""
@@ -156,9 +169,13 @@ class CudaGraphs:
                 self.graphs[key] = None
                 return None
             # read in place: the very tensor of the first call, at the same address (a parameter);
-            # a new activation that happens to reuse the first one's memory is copied
+            # a new activation that happens to reuse the first one's memory is copied; another
+            # artifact's graph output (a saved activation of a graphed forward) is read where it is
             in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
                         for a, f in zip(args, first)]
+            follow = self._graph_outputs_of_others(args, in_place)
+            for i in follow:
+                in_place[i] = args[i].data_ptr()
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
             out_bytes = self._output_bytes(plan)
             why = self._why_not_graphed(key, copied + out_bytes, copied + (0 if self.hand_out else out_bytes))
@@ -170,12 +187,18 @@ class CudaGraphs:
                 log.info("mlir_sym: no CUDA graph of %s for sizes %s: %d input bytes a call to copy, %d "
                          "output bytes, %s", self.artifact.name, key, copied, out_bytes, why)
                 return None
-            g = self._capture(key, plan, args, in_place)
+            g = self._capture(key, plan, args, in_place, follow=follow)
             if g is None:
                 return None
-        for a, p in zip(args, g.in_place):  # before any capture of a spare: it reads these in place too
-            if p is not None and a.data_ptr() != p:
-                return None  # a parameter moved: run normally
+        follow = g.follow
+        for i, (a, p) in enumerate(zip(args, g.in_place)):  # before any capture of a spare: it reads
+            if p is not None and (a.data_ptr() != p or (follow and i in follow and a.stride() != follow[i])):
+                if not follow or i not in follow:
+                    return None  # a parameter moved (these in place too): run normally
+                g = self._variant(key, plan, args, g)  # another graph output: the graph for its address
+                if g is None:
+                    return None
+                break
         if g.held is not None:  # outputs handed out: replay a capture whose outputs nobody holds
             if g.moved():
                 self._discard(key)  # a caller resized an output's storage: the graph writes freed memory
@@ -209,6 +232,45 @@ class CudaGraphs:
         outs = [o for o in g.outs if isinstance(o, torch.Tensor)]
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
         return self._with_views([next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs], plan, args)
+
+    def _graph_outputs_of_others(self, args: Sequence[Any], in_place: list) -> dict:
+        """Index -> strides of each tensor input (not already read in place) that starts a graph output
+        buffer of another artifact's graphs and lies within it."""
+        follow = {}
+        for i, (a, p) in enumerate(zip(args, in_place)):
+            if p is None and isinstance(a, torch.Tensor) and a.device.type == self.device_type:
+                entry = _GRAPH_OUTPUTS.get(a.data_ptr())
+                if entry is not None and entry[1] != id(self) and _nbytes(a) <= entry[0] and a.is_contiguous():
+                    follow[i] = a.stride()
+        return follow
+
+    def _variant(self, key: tuple, plan: tuple, args: Sequence[Any], g: _Graph) -> _Graph | None:
+        """The graph of this size for the addresses the graph outputs of others it reads in place have
+        now (captured for them the first time, up to MAX_VARIANTS), or None: run normally."""
+        follow = g.follow
+        for i, st in follow.items():
+            a = args[i]
+            entry = _GRAPH_OUTPUTS.get(a.data_ptr())
+            if entry is None or entry[1] == id(self) or a.stride() != st or _nbytes(a) > entry[0]:
+                return None  # not another graph's output buffer, or read with other strides
+        addresses = tuple(args[i].data_ptr() for i in follow)
+        variants = g.variants if g.variants is not None else {}
+        v = variants.get(addresses)
+        if v is None:
+            if len(variants) >= MAX_VARIANTS:
+                return None
+            in_place = list(g.in_place)
+            for i in follow:
+                in_place[i] = args[i].data_ptr()
+            v = self._capture(key, plan, args, in_place, spare=True, follow=follow)
+            if v is None:
+                return None
+            variants[addresses] = v
+            g.variants = variants
+        for i, (a, p) in enumerate(zip(args, v.in_place)):
+            if p is not None and a.data_ptr() != p:
+                return None  # a parameter moved too
+        return v
 
     def _with_views(self, results: list, plan: tuple, args: Sequence[Any]) -> list:
         """`results` with the outputs that are views made from the caller's inputs or the outputs."""
@@ -260,13 +322,19 @@ class CudaGraphs:
         """Run this size normally from now on, dropping its graph. When no graph is left, the next
         capture takes a fresh memory pool: PyTorch's allocator asserts (`use_count > 0`) when a
         capture joins a pool whose graphs were all destroyed (GPT-2 at batch 8, length 512)."""
+        g = self.graphs.get(key)
         self.graphs[key] = None
         self.kept.pop(key, None)
+        if isinstance(g, _Graph):
+            for h in [g, g.spare, *(g.variants or {}).values()]:
+                for p in (h.ptrs or ()) if isinstance(h, _Graph) else ():
+                    if _GRAPH_OUTPUTS.get(p, (0, None))[1] == id(self):
+                        del _GRAPH_OUTPUTS[p]
         if not any(g is not None for g in self.graphs.values()):
             self.pool = None
 
     def _capture(self, key: tuple, plan: tuple, args: Sequence[Any], in_place: list,
-                 spare: bool = False) -> _Graph | None:
+                 spare: bool = False, follow: dict | None = None) -> _Graph | None:
         dev = torch.device(self.artifact.device)
         # the graph's own input buffers; a CPU scalar tensor (which the host program would copy to
         # the device inside the graph, not capturable) gets a device buffer it is copied into
@@ -292,7 +360,9 @@ class CudaGraphs:
                    if p is None and isinstance(a, torch.Tensor) and a.device.type != self.device_type}
         # views of inputs or outputs: made at each call from the caller's tensors (_with_views)
         outs = [None if spec.kind == "alias" else o for o, spec in zip(outs, self.artifact.outputs)]
-        g = _Graph(graph, static, in_place, outs, scalars)
+        for i in follow or ():  # no reference to another graph's output kept: it would stay "held",
+            static[i] = None  # and that graph would never replay into it again
+        g = _Graph(graph, static, in_place, outs, scalars, follow=follow or None)
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
             handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
             held = [(c, _use_count(c)) for c in handles]
@@ -304,6 +374,9 @@ class CudaGraphs:
             if all(base == alone for _, base in held):
                 g.held = held
                 g.ptrs = [o.data_ptr() for o in outs if isinstance(o, torch.Tensor)]
+                for o in outs:
+                    if isinstance(o, torch.Tensor):
+                        _GRAPH_OUTPUTS[o.data_ptr()] = (o.untyped_storage().nbytes(), id(self))
             else:
                 log.info("mlir_sym: outputs of the CUDA graph of %s for sizes %s are referenced elsewhere; "
                          "copying them out", self.artifact.name, key)
