@@ -385,8 +385,11 @@ class CudaGraphs:
         self.kept[key] = self.kept.get(key, 0) + sum(_nbytes(t) for t, p in zip(static, in_place) if p is None) \
             + sum(_nbytes(o) for o in outs if isinstance(o, torch.Tensor))
         self.captures += 1
-        log.info("mlir_sym: captured a CUDA graph of %s for sizes %s%s", self.artifact.name, key,
-                 " (a second one: the first one's outputs are held)" if spare else "")
+        log.info("mlir_sym: captured a CUDA graph of %s for sizes %s%s; %d inputs read in place (%d of them "
+                 "another graph's outputs), %d bytes copied a call", self.artifact.name, key,
+                 " (another one: the first one's outputs are held, or its inputs moved)" if spare else "",
+                 sum(p is not None for p in in_place), len(follow or ()),
+                 sum(_nbytes(a) for a, p in zip(args, in_place) if p is None))
         return g
 
 
