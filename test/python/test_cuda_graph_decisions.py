@@ -247,10 +247,16 @@ def test_graph_outputs_of_another_artifact_are_read_in_place(monkeypatch):
     assert gb.captures == 2 and len(graph.variants) == 1  # a graph for the spare's buffer
     torch.testing.assert_close(call(gb, bwd, held, w), (first * 2 + 1) * 2 + 1)  # the first graph again
     assert gb.captures == 2
-    own = call(gb, bwd, saved, w)  # its own output fed back is not read in place: it runs normally
+    other = torch.full((4,), 100.0)  # a parameter moved as well: runs normally, and no graph is kept
+    assert gb.call(key, plan, [saved.clone(), other]) is None and gb.captures == 2
+    own = call(gb, bwd, saved, w)  # its own output fed back is not read in place: a graph copying it
     assert cuda_graphs._GRAPH_OUTPUTS[own.data_ptr()][1] == id(gb)
     torch.testing.assert_close(call(gb, bwd, own, w), own * 2 + 1)
-    assert gb.captures == 2
-    assert gb.call(key, plan, [held.as_strided((4,), (0,)), w]) is None  # the buffer, other strides
-    assert gb.call(key, plan, [held.clone(), w]) is None  # not a graph output: runs normally
-    assert gb.captures == 2
+    assert gb.captures == 3 and None in graph.variants and graph.variants[None].static[0] is not None
+    for moved in (held.as_strided((4,), (0,)), held.clone()):  # the buffer with other strides; not a
+        torch.testing.assert_close(call(gb, bwd, moved, w), moved * 2 + 1)  # graph output: copied
+    assert gb.captures == 3 and len(graph.variants) == 2
+    kept = call(gb, bwd, held, w)  # the first graph's outputs held: its spare, reading `held` in place
+    torch.testing.assert_close(call(gb, bwd, held, w), (first * 2 + 1) * 2 + 1)
+    assert graph.spare.static[0] is None and graph.spare.follow == {0: (1,)}
+    del kept

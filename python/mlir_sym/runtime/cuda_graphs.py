@@ -44,8 +44,10 @@ buffers stay put (they are handed out, and a graph never overwrites one that is 
 cost the backward 361 MB of copies a step at length 256 (201 us of an H200's time). When such an
 input comes from another buffer (the forward replayed its spare while the loss of the step before
 was held), the graph captured for that set of addresses replays (`_Graph.variants`, at most
-`MAX_VARIANTS`), else the call runs normally. The graph's own output buffers are never read in place
-(a call fed its own last output would write what it reads).
+`MAX_VARIANTS`); from a buffer that is no graph's output (the producer ran normally), a variant that
+copies it replays. Such inputs are never kept as parameters (no reference: a producer's output
+referenced by a consumer's graph would look held for ever). The graph's own output buffers are never
+read in place (a call fed its own last output would write what it reads).
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Not graphed (they run normally): host programs that read a device
 value back (a synchronization: data-dependent sizes, asserts on device values),
@@ -125,6 +127,7 @@ class CudaGraphs:
         self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
         self.views = [k for k, o in enumerate(artifact.outputs) if o.kind == "alias"]
         self.kept: dict[tuple, int] = {}  # per size: the bytes its graphs keep (input copies, outputs)
+        weakref.finalize(self, _forget_outputs, id(self))  # its buffers are not graph outputs any more
 
     @staticmethod
     def eligible(artifact: Any, min_launches: int) -> str | None:
@@ -171,11 +174,9 @@ class CudaGraphs:
             # read in place: the very tensor of the first call, at the same address (a parameter);
             # a new activation that happens to reuse the first one's memory is copied; another
             # artifact's graph output (a saved activation of a graphed forward) is read where it is
-            in_place = [f[1] if f is not None and f[0]() is a and a.data_ptr() == f[1] else None
-                        for a, f in zip(args, first)]
-            follow = self._graph_outputs_of_others(args, in_place)
-            for i in follow:
-                in_place[i] = args[i].data_ptr()
+            follow = self._graph_outputs_of_others(args)  # never kept as a parameter: no reference
+            in_place = [a.data_ptr() if i in follow else f[1] if f is not None and f[0]() is a and
+                        a.data_ptr() == f[1] else None for i, (a, f) in enumerate(zip(args, first))]
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
             out_bytes = self._output_bytes(plan)
             why = self._why_not_graphed(key, copied + out_bytes, copied + (0 if self.hand_out else out_bytes))
@@ -190,22 +191,25 @@ class CudaGraphs:
             g = self._capture(key, plan, args, in_place, follow=follow)
             if g is None:
                 return None
-        follow = g.follow
-        for i, (a, p) in enumerate(zip(args, g.in_place)):  # before any capture of a spare: it reads
-            if p is not None and (a.data_ptr() != p or (follow and i in follow and a.stride() != follow[i])):
-                if not follow or i not in follow:
-                    return None  # a parameter moved (these in place too): run normally
-                g = self._variant(key, plan, args, g)  # another graph output: the graph for its address
-                if g is None:
-                    return None
-                break
+        follow, elsewhere = g.follow, False
+        for i, (a, p) in enumerate(zip(args, g.in_place)):  # before any capture of a spare or a variant:
+            if p is None:  # they read these in place too
+                continue
+            if follow and i in follow:
+                elsewhere = elsewhere or a.data_ptr() != p or a.stride() != follow[i]
+            elif a.data_ptr() != p:
+                return None  # a parameter moved: run normally
+        if elsewhere:  # another graph's output from another buffer: the graph for where it is now
+            g = self._variant(key, plan, args, g)
+            if g is None:
+                return None
         if g.held is not None:  # outputs handed out: replay a capture whose outputs nobody holds
             if g.moved():
                 self._discard(key)  # a caller resized an output's storage: the graph writes freed memory
                 return None
             if g.busy():
                 if g.spare is None:
-                    g.spare = self._capture(key, plan, args, g.in_place, spare=True) or _NO_SPARE
+                    g.spare = self._capture(key, plan, args, g.in_place, spare=True, follow=g.follow) or _NO_SPARE
                 if g.spare is _NO_SPARE or g.spare.busy() or g.spare.moved():
                     self.busy_calls += 1
                     return None  # every capture's outputs are held: run normally (fresh outputs)
@@ -233,27 +237,26 @@ class CudaGraphs:
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
         return self._with_views([next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs], plan, args)
 
-    def _graph_outputs_of_others(self, args: Sequence[Any], in_place: list) -> dict:
-        """Index -> strides of each tensor input (not already read in place) that starts a graph output
-        buffer of another artifact's graphs and lies within it."""
+    def _graph_outputs_of_others(self, args: Sequence[Any]) -> dict:
+        """Index -> strides of each contiguous tensor input that starts a graph output buffer of another
+        artifact's graphs and lies within it."""
         follow = {}
-        for i, (a, p) in enumerate(zip(args, in_place)):
-            if p is None and isinstance(a, torch.Tensor) and a.device.type == self.device_type:
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor) and a.device.type == self.device_type:
                 entry = _GRAPH_OUTPUTS.get(a.data_ptr())
                 if entry is not None and entry[1] != id(self) and _nbytes(a) <= entry[0] and a.is_contiguous():
                     follow[i] = a.stride()
         return follow
 
     def _variant(self, key: tuple, plan: tuple, args: Sequence[Any], g: _Graph) -> _Graph | None:
-        """The graph of this size for the addresses the graph outputs of others it reads in place have
-        now (captured for them the first time, up to MAX_VARIANTS), or None: run normally."""
+        """The graph of this size for where the graph outputs of others that `g` reads in place are now
+        (its parameters checked by the caller): one reading them in place when they are other graphs'
+        output buffers again, else one copying them (as every input was before the graph outputs were
+        read in place); each captured the first time, up to MAX_VARIANTS. None: run normally."""
         follow = g.follow
-        for i, st in follow.items():
-            a = args[i]
-            entry = _GRAPH_OUTPUTS.get(a.data_ptr())
-            if entry is None or entry[1] == id(self) or a.stride() != st or _nbytes(a) > entry[0]:
-                return None  # not another graph's output buffer, or read with other strides
-        addresses = tuple(args[i].data_ptr() for i in follow)
+        now = self._graph_outputs_of_others([args[i] if i in follow else None for i in range(len(args))])
+        addresses = tuple(args[i].data_ptr() for i in follow) if now.keys() == follow.keys() and all(
+            now[i] == st for i, st in follow.items()) else None  # None: the copying one
         variants = g.variants if g.variants is not None else {}
         v = variants.get(addresses)
         if v is None:
@@ -261,16 +264,12 @@ class CudaGraphs:
                 return None
             in_place = list(g.in_place)
             for i in follow:
-                in_place[i] = args[i].data_ptr()
-            v = self._capture(key, plan, args, in_place, spare=True, follow=follow)
-            if v is None:
-                return None
+                in_place[i] = None if addresses is None else args[i].data_ptr()
+            v = self._capture(key, plan, args, in_place, spare=True,
+                              follow=None if addresses is None else follow) or _NO_SPARE
             variants[addresses] = v
             g.variants = variants
-        for i, (a, p) in enumerate(zip(args, v.in_place)):
-            if p is not None and a.data_ptr() != p:
-                return None  # a parameter moved too
-        return v
+        return None if v is _NO_SPARE else v
 
     def _with_views(self, results: list, plan: tuple, args: Sequence[Any]) -> list:
         """`results` with the outputs that are views made from the caller's inputs or the outputs."""
@@ -325,11 +324,10 @@ class CudaGraphs:
         g = self.graphs.get(key)
         self.graphs[key] = None
         self.kept.pop(key, None)
-        if isinstance(g, _Graph):
-            for h in [g, g.spare, *(g.variants or {}).values()]:
-                for p in (h.ptrs or ()) if isinstance(h, _Graph) else ():
-                    if _GRAPH_OUTPUTS.get(p, (0, None))[1] == id(self):
-                        del _GRAPH_OUTPUTS[p]
+        for h in _all_graphs(g):
+            for p in h.ptrs or ():
+                if _GRAPH_OUTPUTS.get(p, (0, None))[1] == id(self):
+                    del _GRAPH_OUTPUTS[p]
         if not any(g is not None for g in self.graphs.values()):
             self.pool = None
 
@@ -394,6 +392,22 @@ class CudaGraphs:
 
 
 _use_count = getattr(torch._C, "_storage_Use_Count", None)  # references to a StorageImpl (a private API)
+
+
+def _all_graphs(g: Any) -> list:
+    """A size's graph, its spare, its variants and theirs (the _Graph objects among them)."""
+    if not isinstance(g, _Graph):
+        return []
+    out = [g, *_all_graphs(g.spare)]
+    for v in (g.variants or {}).values():
+        out += _all_graphs(v)
+    return out
+
+
+def _forget_outputs(owner: int) -> None:
+    """Unregister the graph output buffers of a CudaGraphs that is gone (weakref.finalize)."""
+    for p in [p for p, (_, o) in _GRAPH_OUTPUTS.items() if o == owner]:
+        del _GRAPH_OUTPUTS[p]
 
 
 def _copy_all(dsts: list, srcs: list) -> list:
