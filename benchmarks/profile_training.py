@@ -103,6 +103,8 @@ def main() -> None:
     ap.add_argument("--baselines", default="inductor")
     ap.add_argument("--dump", default="", help="a folder to write the host programs into")
     a = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("profile_training.py times CUDA kernels: it needs a GPU")
     os.environ["MLIR_SYM_CUDA_GRAPHS"] = "0"
     from bench_training import _step
 
