@@ -518,9 +518,15 @@ def scatter_as_where(graph: fx.Graph) -> int:
         # the index through an embedding of the positions (a [size, 1] table of 0..size-1 in float64,
         # exact): its lowering checks every index (an IndexError; a device assert on the GPU, no
         # synchronization), as eager's scatter raises on one out of range; a kernel over the index only
-        iota = e(torch.ops.aten.arange.default, e.size(dest, dim), dtype=torch.float64, device=d.device)
-        table = e(torch.ops.aten.unsqueeze.default, iota, 1)
+        size = e.size(dest, dim)
+        table = e(torch.ops.aten.unsqueeze.default,
+                  e(torch.ops.aten.arange.default, size, dtype=torch.float64, device=d.device), 1)
         checked = e(torch.ops.aten.squeeze.dim, e(torch.ops.aten.embedding.default, table, index), -1)
+        checked = e(torch.ops.prims.convert_element_type.default, checked, torch.int64)
+        # the positions compared with it: an iota of their own, computed from the loop index where it is
+        # read (the table's positions, read back as float64 at every element, halved the vector width
+        # of cross entropy's backward kernel and added 8 bytes of loads an element)
+        iota = e(torch.ops.aten.arange.default, size, dtype=torch.int64, device=d.device)
         for _ in range(d.dim() - 1 - dim):
             iota = e(torch.ops.aten.unsqueeze.default, iota, -1)
         hit = e(torch.ops.aten.eq.Tensor, iota, checked)

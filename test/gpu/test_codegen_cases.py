@@ -408,6 +408,32 @@ def test_one_hot_scatter_of_targets_with_symbols_of_their_own(tmp_path, monkeypa
     assert "rt.int64" not in src, src  # no [targets, 2] coordinates of a scatter
 
 
+def test_one_hot_positions_come_from_the_loop_index(tmp_path, monkeypatch):
+    """Cross entropy's backward (a static vocabulary, as a model's): the one-hot compares each target
+    with positions computed from the loop index, not with the float64 table that checks the target's
+    bounds, so the row kernel loads no float64 per element and reads and writes four floats at a
+    time (it read the table at every element, two floats at a time)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm, target="gpu")
+        check_supported(ig)
+        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
+    fn = lambda x, t: torch.nn.functional.cross_entropy(x.flatten(0, 1), t.flatten())  # noqa: E731
+    x, t = torch.randn(4, 9, 512, requires_grad=True), torch.randint(0, 512, (4, 9))
+    torch._dynamo.mark_static(x, 2)
+    torch.compile(fn, backend=be, dynamic=True)(x, t).backward()
+    ptx = codes[-1].ptx
+    assert "setp.eq.f64" not in ptx and "ld.global.v2.b64" not in ptx, ptx
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
+
+
 def test_safe_softmax_is_one_launch(tmp_path, monkeypatch):
     """PyTorch's safe softmax (attention's math form in training): rows all -inf give 0. The
     `(x == -inf).all(-1)` is a row max compared with -inf (fx_rewrites.all_infinite_as_extremum), a
