@@ -8,7 +8,8 @@ consumer. Softmax's exp(x - max) feeds both the sum and the division: without th
 Only producers with one ranked-tensor result, all-parallel iterators and a body of at most
 12 ops without calls (a gather's bounds checks are calls, see sym-defer-nested-asserts) are copied,
 and only when every user is a linalg.generic in the same block taking it as an
-input (`ins`, not `outs`), and the copy, with the producers fusion puts into it, loads at most
+input (`ins`, not `outs`) (a producer that reads no tensor, an iota, is copied into such users even
+when it has others: a causal mask loaded its positions as int64 from the returned `arange`), and the copy, with the producers fusion puts into it, loads at most
 `max-reads` (2) tensors at every element (broadcasts aside). A chain of copies otherwise grows
 with each link: GPT-2's residual stream `h[k] = h[k-1] + out[k]`, copied into each layer norm,
 made the last layer norm's kernel load every layer's output; now every other `h[k]` is written
@@ -57,6 +58,9 @@ class DuplicateElementwise(SymPass):
                         self.bump("producers-kept-for-reads")
                         continue
                     uses = [(u.owner, u.operand_number) for u in o.results[0].uses]
+                    if not self._fusable_uses(o):  # an index-only producer also returned: every
+                        uses = [(None, None)] + [(w, n) for w, n in uses if self._fusable_use(w, n, o)
+                                                 or self._reshape_for_generics(w, o)]
                     for owner, num in uses[1:]:
                         owner = owner.operation if hasattr(owner, "operation") else owner
                         with ir.InsertionPoint(o), o.location:
@@ -87,7 +91,25 @@ class DuplicateElementwise(SymPass):
 
     @classmethod
     def _candidate(cls, o: ir.Operation) -> bool:
-        return cls._copyable(o) and len(list(o.results[0].uses)) >= 2 and cls._fusable_uses(o)
+        if not cls._copyable(o) or len(list(o.results[0].uses)) < 2:
+            return False
+        if cls._fusable_uses(o):
+            return True
+        # a producer that reads no tensor (an iota, `arange`: positions from the loop index) is copied
+        # into each generic that takes it even when it is also returned (the original stays for that):
+        # a consumer reading it back from memory (a causal mask comparing positions loaded as int64)
+        # loads 8 bytes an element and vectorizes two elements wide; a copy loads nothing
+        return not o.opview.inputs and sum(
+            cls._fusable_use(u.owner, u.operand_number, o) or cls._reshape_for_generics(u.owner, o)
+            for u in o.results[0].uses) >= 1
+
+    @classmethod
+    def _reshape_for_generics(cls, owner, o: ir.Operation) -> bool:
+        """Whether this use of `o` is a tensor reshape in its block whose every use is a generic's
+        input (positions broadcast as [1, L] or [L, 1]: fusion by expansion then reaches the copy)."""
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        return (owner.name in ("tensor.expand_shape", "tensor.collapse_shape") and owner.block == o.block
+                and all(cls._fusable_use(u.owner, u.operand_number, owner) for u in owner.results[0].uses))
 
     @staticmethod
     def _elementwise(o: ir.Operation) -> bool:
@@ -108,15 +130,17 @@ class DuplicateElementwise(SymPass):
             # original, kept for its side effect, would still run as a kernel of its own
         return True
 
-    @staticmethod
-    def _fusable_uses(o: ir.Operation) -> bool:
+    @classmethod
+    def _fusable_uses(cls, o: ir.Operation) -> bool:
         """Whether every use of `o` is an input of a linalg.generic in its block."""
-        for u in o.results[0].uses:
-            owner = u.owner.operation if hasattr(u.owner, "operation") else u.owner
-            if owner.name != "linalg.generic" or owner.block != o.block:
-                return False
-            # only as an input (fusing into an `outs` operand is not elementwise fusion)
-            n_in = len(owner.operands) - len(owner.results)
-            if u.operand_number >= n_in:
-                return False
-        return True
+        return all(cls._fusable_use(u.owner, u.operand_number, o) for u in o.results[0].uses)
+
+    @staticmethod
+    def _fusable_use(owner, operand_number: int, o: ir.Operation) -> bool:
+        """Whether this use of `o` is an input of a linalg.generic in its block."""
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        if owner.name != "linalg.generic" or owner.block != o.block:
+            return False
+        # only as an input (fusing into an `outs` operand is not elementwise fusion)
+        n_in = len(owner.operands) - len(owner.results)
+        return operand_number < n_in

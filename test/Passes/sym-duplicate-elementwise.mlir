@@ -296,3 +296,69 @@ func.func @residual_stream(%x: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<
   } -> tensor<?x?xf32>
   return %s1, %s2, %s3, %y : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// A producer that reads no tensor (positions, an `arange`) is copied into each generic that takes it
+// even when it is also returned; the original stays for the return.
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @index_only_producer_also_returned
+// CHECK-COUNT-3: linalg.index
+// CHECK:       return
+func.func @index_only_producer_also_returned(%e: tensor<?xi64>, %f: tensor<?xf32>) -> (tensor<?xi64>, tensor<?xf32>, tensor<?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}
+      outs(%e : tensor<?xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %t = arith.index_cast %i : index to i64
+    linalg.yield %t : i64
+  } -> tensor<?xi64>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xi64>) outs(%f : tensor<?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %t = arith.sitofp %in : i64 to f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xi64>) outs(%f : tensor<?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %t = arith.uitofp %in : i64 to f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %p, %a, %b : tensor<?xi64>, tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// ... and into a generic that takes it through a reshape (positions broadcast as [1, L] by a causal
+// mask): the copy and its own reshape, which fusion by expansion then folds.
+#id = affine_map<(i) -> (i)>
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (0, j)>
+
+// CHECK-LABEL: func.func @index_only_producer_through_a_reshape
+// CHECK-COUNT-2: linalg.index
+// CHECK:       tensor.expand_shape
+// CHECK:       return
+func.func @index_only_producer_through_a_reshape(%e: tensor<?xi64>, %f: tensor<?x?xi1>) -> (tensor<?xi64>, tensor<?x?xi1>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %e, %c0 : tensor<?xi64>
+  %p = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}
+      outs(%e : tensor<?xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %t = arith.index_cast %i : index to i64
+    linalg.yield %t : i64
+  } -> tensor<?xi64>
+  %r = tensor.expand_shape %p [[0, 1]] output_shape [1, %n] : tensor<?xi64> into tensor<1x?xi64>
+  %a = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<1x?xi64>) outs(%f : tensor<?x?xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %j = linalg.index 0 : index
+    %jj = arith.index_cast %j : index to i64
+    %t = arith.cmpi sgt, %in, %jj : i64
+    linalg.yield %t : i1
+  } -> tensor<?x?xi1>
+  return %p, %a : tensor<?xi64>, tensor<?x?xi1>
+}
