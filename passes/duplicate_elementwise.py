@@ -59,7 +59,7 @@ class DuplicateElementwise(SymPass):
                         continue
                     uses = [(u.owner, u.operand_number) for u in o.results[0].uses]
                     if not self._fusable_uses(o):  # an index-only producer also returned: every
-                        uses = [(None, None)] + [(w, n) for w, n in uses if self._fusable_use(w, n, o)
+                        uses = [(None, None)] + [(w, n) for w, n in uses if self._absorbing_use(w, n, o)
                                                  or self._reshape_for_generics(w, o)]
                     for owner, num in uses[1:]:
                         owner = owner.operation if hasattr(owner, "operation") else owner
@@ -99,17 +99,23 @@ class DuplicateElementwise(SymPass):
         # into each generic that takes it even when it is also returned (the original stays for that):
         # a consumer reading it back from memory (a causal mask comparing positions loaded as int64)
         # loads 8 bytes an element and vectorizes two elements wide; a copy loads nothing
-        return not o.opview.inputs and sum(
-            cls._fusable_use(u.owner, u.operand_number, o) or cls._reshape_for_generics(u.owner, o)
+        return not o.opview.inputs and not cls._reads_output(o) and sum(
+            cls._absorbing_use(u.owner, u.operand_number, o) or cls._reshape_for_generics(u.owner, o)
             for u in o.results[0].uses) >= 1
+
+    @staticmethod
+    def _reads_output(o: ir.Operation) -> bool:
+        """Whether the body reads its `outs` element (then it loads a tensor after all)."""
+        return any(len(list(a.uses)) for a in o.regions[0].blocks[0].arguments)
 
     @classmethod
     def _reshape_for_generics(cls, owner, o: ir.Operation) -> bool:
         """Whether this use of `o` is a tensor reshape in its block whose every use is a generic's
         input (positions broadcast as [1, L] or [L, 1]: fusion by expansion then reaches the copy)."""
         owner = owner.operation if hasattr(owner, "operation") else owner
-        return (owner.name in ("tensor.expand_shape", "tensor.collapse_shape") and owner.block == o.block
-                and all(cls._fusable_use(u.owner, u.operand_number, owner) for u in owner.results[0].uses))
+        uses = list(owner.results[0].uses) if owner.name in ("tensor.expand_shape", "tensor.collapse_shape") else []
+        return bool(uses) and owner.block == o.block and all(
+            cls._absorbing_use(u.owner, u.operand_number, owner) for u in uses)
 
     @staticmethod
     def _elementwise(o: ir.Operation) -> bool:
@@ -134,6 +140,17 @@ class DuplicateElementwise(SymPass):
     def _fusable_uses(cls, o: ir.Operation) -> bool:
         """Whether every use of `o` is an input of a linalg.generic in its block."""
         return all(cls._fusable_use(u.owner, u.operand_number, o) for u in o.results[0].uses)
+
+    @classmethod
+    def _absorbing_use(cls, owner, operand_number: int, o: ir.Operation) -> bool:
+        """An input of an all-parallel generic (fusion absorbs a producer that reads nothing only
+        there: a reduction's loops would lose the sizes the copy gave them)."""
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        return cls._fusable_use(owner, operand_number, o) and cls._elementwise_loops(owner)
+
+    @staticmethod
+    def _elementwise_loops(g: ir.Operation) -> bool:
+        return all("parallel" in str(a) for a in ir.ArrayAttr(g.attributes["iterator_types"]))
 
     @staticmethod
     def _fusable_use(owner, operand_number: int, o: ir.Operation) -> bool:

@@ -6,7 +6,8 @@ and sym-fold-transposes, three generics writing [1, heads, n, 64] from slices of
 and BERT's three bias adds of its q, k and v projections were three launches a layer each.
 
 Two generics fuse when both are all-parallel with tensor results, output maps that are permutations
-and input maps made of dims and zeros, bodies that do not read their outputs nor use `linalg.index`;
+and input maps made of dims and zeros, bodies that do not read their outputs (a `linalg.index` of the
+later one names the fused loop its loop became);
 when their loops have the same sizes in some order (from each one's first init, a `tensor.empty`:
 static sizes equal, dynamic sizes the same SSA values; in the same order, or each size but 1 once so
 that the loops pair up unambiguously: q written as [1, n, 4, 64] beside k as [1, 4, n, 64]); and when no use of the
@@ -60,8 +61,6 @@ def _candidate(g: ir.Operation) -> bool:
         return False
     body = g.regions[0].blocks[0]
     if any(len(list(a.uses)) for a in list(body.arguments)[n_in:]):
-        return False
-    if any(o.operation.name == "linalg.index" for o in body.operations):
         return False
     return _loop_key(g) is not None
 
@@ -193,6 +192,7 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
     order = hargs[:hn] + gargs[:gn] + hargs[hn:] + gargs[gn:]
     for old, new in zip(order, bargs):
         mapping[old] = new
+    new_pos = {d: i for i, d in enumerate(p)}  # `g`'s loop d is the fused loop new_pos[d]
     yielded = []
     with ir.InsertionPoint(block):
         for b in (hb, gb):
@@ -202,6 +202,10 @@ def _fuse(h: ir.Operation, g: ir.Operation, p: list[int]) -> ir.Operation:
                     yielded.extend(mapping[v] if v in mapping else v for v in o.operands)
                     continue
                 clone_remapped(o, mapping)
+                if o.name == "linalg.index" and b == gb:  # `g`'s loop index: the fused loop it became
+                    d = ir.IntegerAttr(o.attributes["dim"]).value
+                    mapping[o.results[0]].owner.attributes["dim"] = ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(64), new_pos[d])
         ir.Operation.create("linalg.yield", operands=yielded)
     for k, r in enumerate(h.results):  # a tensor.dim before `g` cannot ask the fused result: its init has the sizes
         for u in list(r.uses):

@@ -217,3 +217,36 @@ func.func @dim_between(%a: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?
   } -> tensor<?xf32>
   return %x, %y, %d : tensor<?xf32>, tensor<?xf32>, index
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A body's `linalg.index` (a position from the loop, as a causal mask computes it) names the fused
+// loop its loop became: k's loop 0 (the 4) is the fused loop 1.
+// CHECK-LABEL: func.func @loop_indices
+// CHECK:       linalg.generic
+// CHECK:         linalg.index 0
+// CHECK:         linalg.index 1
+// CHECK-NOT:   linalg.generic
+func.func @loop_indices(%a: tensor<?x4xf32>, %b: tensor<4x?xf32>, %n: index) -> (tensor<?x4xf32>, tensor<4x?xf32>) {
+  %e0 = tensor.empty(%n) : tensor<?x4xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x4xf32>) outs(%e0 : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    %f = arith.sitofp %c : i64 to f32
+    %r = arith.addf %in, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4xf32>
+  %e1 = tensor.empty(%n) : tensor<4x?xf32>
+  %k = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x?xf32>) outs(%e1 : tensor<4x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    %f = arith.sitofp %c : i64 to f32
+    %r = arith.mulf %in, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?xf32>
+  return %q, %k : tensor<?x4xf32>, tensor<4x?xf32>
+}
