@@ -33,12 +33,17 @@ def _step(model, ids, labels):
     return loss
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def add_model_args(ap: argparse.ArgumentParser) -> None:
+    """The model's and the batch's sizes (profile_training.py takes the same)."""
     ap.add_argument("--d", type=int, default=256)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--batch", type=int, default=8)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    add_model_args(ap)
     ap.add_argument("--lengths", default="64,128,256,100")
     ap.add_argument("--backends", default="eager,inductor,mlir_sym")
     ap.add_argument("--steps", type=int, default=20)

@@ -92,11 +92,10 @@ def kernels_by_name(step, steps: int) -> tuple[dict[str, float], float]:
 
 
 def main() -> None:
+    from bench_training import add_model_args
+
     ap = argparse.ArgumentParser()
-    ap.add_argument("--d", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--vocab", type=int, default=8192)
-    ap.add_argument("--batch", type=int, default=8)
+    add_model_args(ap)
     ap.add_argument("--length", type=int, default=256)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=40)

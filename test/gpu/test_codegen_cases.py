@@ -42,8 +42,9 @@ def _codegen(case: Case) -> list:
     return codes
 
 
-def _codegen_fn(fn, args, settings: dict | None = None) -> list:
-    """The generic variant's GPU code of every graph `fn` compiles to (Dynamo + AOTAutograd, dynamic)."""
+def _codegen_fn(fn, args, settings: dict | None = None, backward: bool = False) -> list:
+    """The generic variant's GPU code of every graph `fn` compiles to (Dynamo + AOTAutograd, dynamic);
+    with `backward`, its output's backward too (the last code is the backward graph's)."""
     codes = []
 
     def compiler(gm, _):
@@ -53,10 +54,19 @@ def _codegen_fn(fn, args, settings: dict | None = None) -> list:
         return make_boxed_func(gm.forward)
 
     torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
-    with torch._dynamo.config.patch(**(settings or {})), torch.no_grad():
-        torch.compile(fn, backend=be, dynamic=True)(*args)
+    be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
+                      decompositions=_decompositions())
+    with torch._dynamo.config.patch(**(settings or {})), torch.set_grad_enabled(backward):
+        out = torch.compile(fn, backend=be, dynamic=True)(*args)
+        if backward:
+            out.backward()
     return codes
+
+
+def _cross_entropy_backward_code(x: torch.Tensor, t: torch.Tensor):
+    """The GPU code of cross entropy's backward graph."""
+    fn = lambda x, t: torch.nn.functional.cross_entropy(x.flatten(0, 1), t.flatten())  # noqa: E731
+    return _codegen_fn(fn, (x, t), backward=True)[-1]
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
@@ -386,23 +396,11 @@ def test_one_hot_scatter_of_targets_with_symbols_of_their_own(tmp_path, monkeypa
     (454 µs of a 5.7 ms training step on an H200)."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
-    codes = []
-
-    def compiler(gm, _):
-        ig = import_graph(gm, target="gpu")
-        check_supported(ig)
-        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
-    torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
-    fn = lambda x, t: torch.nn.functional.cross_entropy(x.flatten(0, 1), t.flatten())  # noqa: E731
     x, t = torch.randn(4, 9, 50, requires_grad=True), torch.randint(0, 50, (4, 9))
     for a in (x, t):
         torch._dynamo.mark_dynamic(a, 0)
         torch._dynamo.mark_dynamic(a, 1)
-    torch.compile(fn, backend=be, dynamic=True)(x, t).backward()
-    src = codes[-1].program.source
+    src = _cross_entropy_backward_code(x, t).program.source
     serial = re.findall(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src)
     assert len(serial) == 1, src  # the 0-d division of the loss's grad; not a scatter's loop
     assert "rt.int64" not in src, src  # no [targets, 2] coordinates of a scatter
@@ -415,21 +413,9 @@ def test_one_hot_positions_come_from_the_loop_index(tmp_path, monkeypatch):
     time (it read the table at every element, two floats at a time)."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
-    codes = []
-
-    def compiler(gm, _):
-        ig = import_graph(gm, target="gpu")
-        check_supported(ig)
-        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
-    torch._dynamo.reset()
-    be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
-    fn = lambda x, t: torch.nn.functional.cross_entropy(x.flatten(0, 1), t.flatten())  # noqa: E731
     x, t = torch.randn(4, 9, 512, requires_grad=True), torch.randint(0, 512, (4, 9))
     torch._dynamo.mark_static(x, 2)
-    torch.compile(fn, backend=be, dynamic=True)(x, t).backward()
-    ptx = codes[-1].ptx
+    ptx = _cross_entropy_backward_code(x, t).ptx
     assert "setp.eq.f64" not in ptx and "ld.global.v2.b64" not in ptx, ptx
     assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
 
