@@ -7,10 +7,12 @@ first gets its own copy of the producer (placed right before it), and fusion the
 consumer. Softmax's exp(x - max) feeds both the sum and the division: without this it is materialized.
 Only producers with one ranked-tensor result, all-parallel iterators and a body of at most
 12 ops without calls (a gather's bounds checks are calls, see sym-defer-nested-asserts) are copied,
-and only when every user is a linalg.generic in the same block taking it as an
-input (`ins`, not `outs`) (a producer that reads no tensor, an iota, is copied into such users even
-when it has others: a causal mask loaded its positions as int64 from the returned `arange`), and the copy, with the producers fusion puts into it, loads at most
-`max-reads` (2) tensors at every element (broadcasts aside). A chain of copies otherwise grows
+and only when every user is a linalg.generic in the same block taking it as an input (`ins`, not
+`outs`), and the copy, with the producers fusion puts into it, loads at most `max-reads` (2)
+tensors at every element (broadcasts aside). A producer that reads no tensor (an iota) is copied
+into each all-parallel generic that takes it, directly or through a reshape, even when it has other
+users, which keep the original: a causal mask loaded its positions as int64 from the `arange` the
+forward also returns (a reduction would not absorb such a copy: it would be a kernel of its own). A chain of copies otherwise grows
 with each link: GPT-2's residual stream `h[k] = h[k-1] + out[k]`, copied into each layer norm,
 made the last layer norm's kernel load every layer's output; now every other `h[k]` is written
 once, by its own loop, which sym-gpu-map-parallel runs in the layer norm's launch (a row group).
