@@ -111,12 +111,7 @@ def known_equal(a, b) -> bool:
     if x == y:
         return True
     se = next((v.node.shape_env for v in (a, b) if isinstance(v, torch.SymInt) and v.node.shape_env is not None), None)
-    if se is None:
-        return False
-    try:
-        return bool(se._maybe_evaluate_static(sympy.Eq(x, y)) == sympy.true)
-    except Exception:  # noqa: BLE001 - a private ShapeEnv method: no answer is "not known"
-        return False
+    return _prover(se)(sympy.Eq(x, y))
 
 
 def _known_positive(v) -> bool:
@@ -124,11 +119,7 @@ def _known_positive(v) -> bool:
     whose range starts at 1 (Dynamo's sizes start at 2; a data-dependent count at 0)."""
     if not isinstance(v, torch.SymInt):
         return int(v) > 0
-    se = v.node.shape_env
-    try:
-        return se is not None and bool(se._maybe_evaluate_static(sympy.Ge(_sym(v), 1)) == sympy.true)
-    except Exception:  # noqa: BLE001 - a private ShapeEnv method: no answer is "not known"
-        return False
+    return _prover(v.node.shape_env)(sympy.Ge(_sym(v), 1))
 
 
 def _divides(a: sympy.Basic, b: sympy.Basic) -> bool:

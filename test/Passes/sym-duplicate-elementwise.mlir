@@ -362,3 +362,57 @@ func.func @index_only_producer_through_a_reshape(%e: tensor<?xi64>, %f: tensor<?
   } -> tensor<?x?xi1>
   return %p, %a : tensor<?xi64>, tensor<?x?xi1>
 }
+
+// -----
+
+// Left alone: a reduction would not absorb a copy of a producer that reads nothing (it would be a
+// kernel of its own), and a body that reads its `outs` element loads a tensor after all.
+#id = affine_map<(i) -> (i)>
+#all = affine_map<(i) -> ()>
+
+// CHECK-LABEL: func.func @index_only_producer_into_a_reduction
+// CHECK-COUNT-1: linalg.index
+// CHECK-NOT:   linalg.index
+func.func @index_only_producer_into_a_reduction(%e: tensor<?xf32>, %acc: tensor<f32>) -> (tensor<?xf32>, tensor<f32>) {
+  %p = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}
+      outs(%e : tensor<?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    %t = arith.sitofp %c : i64 to f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]}
+      ins(%p : tensor<?xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  return %p, %s : tensor<?xf32>, tensor<f32>
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+
+// CHECK-LABEL: func.func @producer_reading_its_outs
+// CHECK-COUNT-1: linalg.index
+// CHECK-NOT:   linalg.index
+func.func @producer_reading_its_outs(%e: tensor<?xf32>, %f: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %p = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]}
+      outs(%e : tensor<?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    %t = arith.sitofp %c : i64 to f32
+    %u = arith.addf %t, %out : f32
+    linalg.yield %u : f32
+  } -> tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<?xf32>) outs(%f : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %p, %a : tensor<?xf32>, tensor<?xf32>
+}
