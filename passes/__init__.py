@@ -35,6 +35,7 @@ from mlir_sym.passes import (  # noqa: F401
     guard_cse,
     guard_schedule,
     interchange_for_locality,
+    library_calls_to_buffers,
     matmul_half_operands,
     mask_to_where,
     parallel_dims_first,
@@ -57,4 +58,5 @@ from mlir_sym.passes import (  # noqa: F401
     torch_unflatten,
     unify_sizes,
     unshare_inits,
+    verify_backend_contract,
 )

@@ -23,6 +23,17 @@ After:
   %r = tm_tensor.attention {sym.causal = true, sym.scale = 1.250000e-01 : f64}
          ins(%qb, %kb, %vb : ...) outs(%e : tensor<1x4x?x64xf32>) -> tensor<1x4x?x64xf32>
   %0 = torch_c.from_builtin_tensor %r : tensor<1x4x?x64xf32> -> !torch.vtensor<[1,4,?,64],f32>
+
+Training attention (attention.py `attention_forward`, `attention_backward`: q, k, v and grads in
+[B, L, H, E]) has several results, which no tm_tensor op has: each becomes a `func.call` of a private
+declaration tagged `sym.library_call = "sdpa_forward"` / `"sdpa_backward"` (`@__sym_sdpa_forward_<n>`)
+on builtin tensors, with `sym.causal` and `sym.scale` on the call. sym-library-calls-to-buffers gives
+the call buffers before bufferization; the GPU runtime calls PyTorch's memory-efficient kernels.
+
+  %1:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %k, %v, %true, %float0.25) : (...) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
+becomes
+  %2:2 = func.call @__sym_sdpa_forward_0(%qb, %kb, %vb) {sym.causal = true, sym.scale = 2.500000e-01 : f64}
+      : (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x4x?xf32>)
 """
 from __future__ import annotations
 
@@ -31,11 +42,15 @@ import math
 from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from mlir_sym.passes._compute_common import defining_op, new_generic, ops_named
+from mlir_sym.passes._compute_common import defining_op, library_declaration, new_generic, ops_named
 from mlir_sym.passes.registry import SymPass, located_error, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _name, _parse
 
 OPERATOR = "torch.mlir_sym.attention"
+# training attention's torch.operator names -> (sym.library_call kind, operand tensors)
+TRAINING = {"torch.mlir_sym.attention_forward": ("sdpa_forward", 3),
+            "torch.mlir_sym.attention_backward": ("sdpa_backward", 6),
+            "torch.mlir_sym.attention_backward_packed": ("sdpa_backward_packed", 6)}
 
 
 def _constant(v: ir.Value, what: str, at: ir.Operation) -> bool | float | None:
@@ -46,7 +61,7 @@ def _constant(v: ir.Value, what: str, at: ir.Operation) -> bool | float | None:
         return bool(ir.BoolAttr(o.attributes["value"]).value)
     if o is not None and o.name == "torch.constant.float":
         return ir.FloatAttr(o.attributes["value"]).value
-    raise located_error(at, f"{OPERATOR}: {what} is not a constant")
+    raise located_error(at, f"{_name(at)}: {what} is not a constant")
 
 
 def _to_builtin(v: ir.Value, at: ir.Operation) -> tuple[ir.Value, list[int | None]]:
@@ -97,6 +112,41 @@ class TorchAttention(SymPass):
         for o in [o for o in ops_named(op, {"torch.operator"}) if _name(o) == OPERATOR]:
             self._lower(o)
             self.bump("attentions")
+        training = [o for o in ops_named(op, {"torch.operator"}) if _name(o) in TRAINING]
+        if training:
+            decls = {ir.StringAttr(f.attributes["sym_name"]).value: f
+                     for f in ops_named(op, {"func.func"}) if "sym_name" in f.attributes}
+            for o in training:
+                self._call(op, o, decls)
+                self.bump("training attentions")
+
+    @staticmethod
+    def _call(module: ir.Operation, o: ir.Operation, decls: dict) -> None:
+        """A training attention torch.operator as a func.call of its library declaration."""
+        name = _name(o)
+        kind, n = TRAINING[name]
+        if len(o.operands) != n + 2:
+            raise located_error(o, f"{name} takes {n + 2} operands ({n} tensors, is_causal, scale), got {len(o.operands)}")
+        causal = _constant(o.operands[n], "is_causal", o)
+        scale = _constant(o.operands[n + 1], "scale", o)
+        if scale is None:
+            raise located_error(o, f"{name}: no scale")
+        results = []
+        for r in o.results:
+            parsed = _parse(r.type)
+            if parsed is None:
+                raise located_error(o, f"{name}: result type {r.type} is not a ranked value tensor")
+            results.append(_builtin(*parsed))
+        with ir.InsertionPoint(o), o.location:
+            ins = [_to_builtin(o.operands[i], o)[0] for i in range(n)]
+            callee = library_declaration(module, o, kind, [v.type for v in ins], results, decls)
+            call = ir.Operation.create("func.call", results=results, operands=ins, attributes={
+                "callee": ir.FlatSymbolRefAttr.get(callee), "sym.causal": ir.BoolAttr.get(bool(causal)),
+                "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale))})
+            for r, b in zip(o.results, call.results):
+                back = ir.Operation.create("torch_c.from_builtin_tensor", results=[r.type], operands=[b]).result
+                r.replace_all_uses_with(back)
+        o.erase()
 
     @staticmethod
     def _lower(o: ir.Operation) -> None:

@@ -77,6 +77,121 @@ def _attention_fake(query, key, value, attn_mask, is_causal, scale):
     return torch.empty_permuted(shape, _layout(len(shape)), dtype=query.dtype, device=query.device)
 
 
+# Training: attention as two ops in PyTorch's fused kernels' layout (q, k, v, out and their grads
+# [B, L, H, E]), so that the forward saves the log-sum-exp of each score row instead of the
+# probabilities and the backward recomputes them (`library_for_grad`). On the GPU they are calls of
+# PyTorch's memory-efficient kernels (runtime/cuda.py `library_attention_forward` / `_backward`); on
+# the CPU the importer writes them as math (`expand_attention_training`).
+@torch.library.custom_op(f"{_LIB}::attention_forward", mutates_args=())
+def attention_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, is_causal: bool,
+                      scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out [B, L, H, Ev], lse [B, H, L] float32): attention of q, k, v [B, L|S, H, E] (causal from the
+    top left, as is_causal), and the log-sum-exp of each row of scaled scores."""
+    if query.is_cuda:
+        return eager_attention_forward(query, key, value, is_causal, scale)
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), 0.0, is_causal, scale=scale)
+    return out.transpose(1, 2).contiguous(), lse.float().contiguous()
+
+
+@attention_forward.register_fake
+def _attention_forward_fake(query, key, value, is_causal, scale):
+    b, length, heads, _ = query.shape
+    out = query.new_empty((b, length, heads, value.shape[-1]))
+    return out, query.new_empty((b, heads, length), dtype=torch.float32)
+
+
+@torch.library.custom_op(f"{_LIB}::attention_backward", mutates_args=())
+def attention_backward(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                       out: torch.Tensor, lse: torch.Tensor, is_causal: bool,
+                       scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dq, dk, dv) of attention_forward's out, from its saved out and lse; all [B, L|S, H, E]."""
+    if query.is_cuda:
+        return tuple(t.contiguous() for t in eager_attention_backward(grad_out, query, key, value, out, lse,
+                                                                       is_causal, scale))
+    t = [x.transpose(1, 2) for x in (grad_out, query, key, value, out)]
+    lse = lse.double() if query.dtype == torch.float64 else lse  # the CPU kernel's accumulation type
+    grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        *t, lse, 0.0, is_causal, scale=scale)
+    return tuple(g.transpose(1, 2).contiguous() for g in grads)
+
+
+@attention_backward.register_fake
+def _attention_backward_fake(grad_out, query, key, value, out, lse, is_causal, scale):
+    return query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape)
+
+
+@torch.library.custom_op(f"{_LIB}::attention_backward_packed", mutates_args=())
+def attention_backward_packed(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                              out: torch.Tensor, lse: torch.Tensor, is_causal: bool, scale: float) -> torch.Tensor:
+    """cat([dq, dk, dv] flattened to [B, L, H * E], -1) of attention_backward, q, k, v of one shape:
+    the gradient of the projection q, k and v were split from (`packed_qkv_grads`), which PyTorch's
+    memory-efficient kernel writes as it is (its shared storage of dq, dk, dv)."""
+    if query.is_cuda:
+        (dqkv,) = eager_attention_backward(grad_out, query, key, value, out, lse, is_causal, scale, packed=True)
+        return dqkv.contiguous()
+    grads = attention_backward(grad_out, query, key, value, out, lse, is_causal, scale)
+    return torch.cat([g.flatten(2) for g in grads], -1)
+
+
+@attention_backward_packed.register_fake
+def _attention_backward_packed_fake(grad_out, query, key, value, out, lse, is_causal, scale):
+    b, length, heads, e = query.shape
+    return query.new_empty((b, length, 3 * heads * e))
+
+
+def _attention_forward_setup(ctx, inputs, output) -> None:
+    query, key, value, is_causal, scale = inputs
+    out, lse = output
+    ctx.save_for_backward(query, key, value, out, lse)
+    ctx.is_causal, ctx.scale = is_causal, scale
+    ctx.mark_non_differentiable(lse)
+
+
+def _attention_forward_grad(ctx, grad_out, _grad_lse):
+    query, key, value, out, lse = ctx.saved_tensors
+    dq, dk, dv = attention_backward(grad_out, query, key, value, out, lse, ctx.is_causal, ctx.scale)
+    return dq, dk, dv, None, None
+
+
+attention_forward.register_autograd(_attention_forward_grad, setup_context=_attention_forward_setup)
+
+
+def _efficient_operands(*ts: torch.Tensor) -> list[torch.Tensor]:
+    """PyTorch's memory-efficient kernels read rows whose last dim is contiguous."""
+    return [t if t.stride(-1) == 1 else t.contiguous() for t in ts]
+
+
+def eager_attention_forward(query, key, value, is_causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """attention_forward by PyTorch's memory-efficient kernel (CUDA; [B, L, H, E] operands as they are).
+    Its log-sum-exp rows are padded to a multiple of 32: the first L of each are kept (contiguous)."""
+    q, k, v = _efficient_operands(query, key, value)
+    length, kv_len = q.shape[1], k.shape[1]
+    out, lse = torch.ops.aten._efficient_attention_forward(q, k, v, None, None, None, length, kv_len, 0.0,
+                                                           int(is_causal), True, scale=scale)[:2]
+    return out, lse if lse.shape[-1] == length else lse[:, :, :length].contiguous()
+
+
+def eager_attention_backward(grad_out, query, key, value, out, lse, is_causal: bool, scale: float,
+                             packed: bool = False) -> tuple[torch.Tensor, ...]:
+    """attention_backward by PyTorch's memory-efficient kernel (CUDA); the grads as it lays them out,
+    or with `packed` (q, k, v of one shape) their concatenation along the flattened heads (the
+    kernel's shared storage), as attention_backward_packed."""
+    g, q, k, v, o = _efficient_operands(grad_out, query, key, value, out)
+    length, kv_len = q.shape[1], k.shape[1]
+    if length % 32:  # the kernel reads rows of the forward's padded layout (a multiple of 32 apart)
+        lse = torch.nn.functional.pad(lse, (0, 32 - length % 32))
+    seed = torch.empty((), dtype=torch.int64)  # no dropout: the kernel reads no random state
+    dq, dk, dv, _ = torch.ops.aten._efficient_attention_backward(
+        g, q, k, v, None, o, None, None, length, kv_len, lse.contiguous(), 0.0, seed, seed, int(is_causal),
+        False, scale=scale, shared_storage_dqdkdv=packed)
+    if packed:  # views of one [B, L, 3, H, E] buffer: the concatenation [B, L, 3 * H * E]
+        b, heads, e = q.shape[0], q.shape[2], q.shape[3]
+        return (dq.as_strided((b, length, 3 * heads * e), (length * 3 * heads * e, 3 * heads * e, 1),
+                              dq.storage_offset()),)
+    return dq, dk, dv
+
+
 _FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 _HALF = (torch.bfloat16, torch.float16)
 _SDPA = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
@@ -165,20 +280,85 @@ def _sdpa_calls(gm: fx.GraphModule):
         yield node, bound
 
 
-def math_form_for_grad(gm: fx.GraphModule) -> int:
+LIBRARY_GRAD_MAX_HEAD = 128  # head dims of PyTorch's memory-efficient kernels' fast paths we take
+
+
+def library_for_grad_why_not(bound: dict[str, Any], devices: str = "cuda") -> str | None:
+    """Why a differentiated SDPA call cannot be attention_forward / attention_backward, or None.
+    `devices`: "cuda" (calls on CUDA tensors only, the default), "all" (CPU ones too: the importer
+    writes them as math there; for testing), "none"."""
+    q, k, v, mask = (_val(bound[n]) for n in ("query", "key", "value", "attn_mask"))
+    if devices == "none" or not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        return "off" if devices == "none" else "q, k or v is not a tensor"
+    if devices != "all" and q.device.type != "cuda":
+        return f"on {q.device.type}"
+    if q.dtype not in _FUSED_DTYPES or not (q.dtype == k.dtype == v.dtype):
+        return f"dtypes {q.dtype}, {k.dtype}, {v.dtype}"
+    if not (q.dim() == k.dim() == v.dim() == 4):
+        return "q, k, v are not [batch, heads, length, head dim]"
+    if not (_same_dims(q.shape[:2], k.shape[:2]) and _same_dims(q.shape[:2], v.shape[:2])):
+        return "batch or heads dims differ (broadcast or grouped-query)"
+    if not (_equal(k.shape[-2], v.shape[-2]) and _equal(q.shape[-1], k.shape[-1])):
+        return "key/value lengths or query/key head dims differ"
+    for name, t in (("q/k", q), ("v", v)):
+        head = _concrete(t.shape[-1])
+        if head is None or head % 8 or not 0 < head <= LIBRARY_GRAD_MAX_HEAD:
+            return f"{name} head dim {head} is not a multiple of 8 in [8, {LIBRARY_GRAD_MAX_HEAD}]"
+    if mask is not None:
+        return "a mask"
+    if bound["dropout_p"] not in (0, 0.0) or bound["enable_gqa"] not in (False, None):
+        return "dropout or enable_gqa"
+    if bound["is_causal"] not in (True, False):
+        return "is_causal is not a constant"
+    if not (bound["scale"] is None or type(bound["scale"]) in (int, float)):
+        return "scale is not a constant"
+    return None
+
+
+def _library_for_grad(gm: fx.GraphModule, node: fx.Node, bound: dict[str, Any]) -> None:
+    """Replace SDPA call `node` by attention_forward on [B, L, H, E] views of q, k, v (transposes
+    that cancel the user's own), its output viewed back as [B, H, L, E]: the fused kernels' layout."""
+    g = gm.graph
+    scale = bound["scale"]
+    if scale is None:
+        scale = 1.0 / math.sqrt(_concrete(_val(bound["query"]).shape[-1]))
+    with g.inserting_before(node):
+        q, k, v = (g.call_method("transpose", (bound[n], 1, 2)) for n in ("query", "key", "value"))
+        both = g.call_function(torch.ops.mlir_sym.attention_forward.default,
+                               (q, k, v, bool(bound["is_causal"]), float(scale)))
+        out = g.call_method("transpose", (g.call_function(operator.getitem, (both, 0)), 1, 2))
+    for n in {both, out} | set(out.all_input_nodes):
+        n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+    out.meta.update(node.meta)
+    node.replace_all_uses_with(out)
+    g.erase_node(node)
+
+
+def math_form_for_grad(gm: fx.GraphModule, library: str = "cuda") -> int:
     """Each Dynamo-graph call of scaled_dot_product_attention whose q, k, v or mask requires grad
-    becomes PyTorch's math form (`aten._scaled_dot_product_attention_math`: matmuls, the mask, softmax),
-    which AOTAutograd decomposes and differentiates like any other ops, so the forward and backward
-    graphs hold nothing opaque. Traced as it is, a training graph held the fused kernels' backward ops
-    (`_scaled_dot_product_flash_attention_for_cpu_backward`, and flash / memory-efficient backward on
-    CUDA), which torch-mlir cannot lower. The output keeps the fused kernels' memory layout
-    (`_layout`: a [B, L, H, E] buffer for rank 4), so views the user code takes of it trace as they run
-    eagerly. Returns how many calls."""
-    count = 0
+    becomes one of two forms that AOTAutograd can differentiate. Traced as it is, a training graph
+    held the fused kernels' backward ops (`_scaled_dot_product_flash_attention_for_cpu_backward`,
+    and flash / memory-efficient backward on CUDA), which torch-mlir cannot lower.
+      - attention_forward on [B, L, H, E] views of q, k, v (`library_for_grad_why_not(call, library)`
+        allows it): its backward is attention_backward, from the saved out and log-sum-exp rows. On
+        the GPU both are calls of PyTorch's memory-efficient kernels.
+      - else PyTorch's math form (`aten._scaled_dot_product_attention_math`: matmuls, the mask,
+        softmax), which AOTAutograd decomposes and differentiates op by op; it saves the
+        probabilities for the backward.
+    Either output keeps the fused kernels' memory layout (`_layout`: a [B, L, H, E] buffer for rank
+    4), so views the user code takes of it trace as they run eagerly. Returns how many calls took
+    each form: (attention_forward, math)."""
+    count = taken = 0
     for node, bound in _sdpa_calls(gm):
         vals = [_val(bound[n]) for n in ("query", "key", "value", "attn_mask")]
         if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in vals):
             continue
+        why = library_for_grad_why_not(bound, library)
+        if why is None:
+            _library_for_grad(gm, node, bound)
+            taken += 1
+            continue
+        log.debug("differentiated attention at %s is in math form: %s", node.meta.get("stack_trace", "?"), why)
         g = gm.graph
         with g.inserting_before(node):
             query, scale = bound["query"], bound["scale"]
@@ -210,9 +390,9 @@ def math_form_for_grad(gm: fx.GraphModule) -> int:
         node.replace_all_uses_with(out)
         g.erase_node(node)
         count += 1
-    if count:
+    if count or taken:
         gm.recompile()
-    return count
+    return taken, count
 
 
 FUSED_MAX_HEAD = 128  # q/k and v head dims the fused GPU kernel takes (q's row in registers, k/v tiles in shared memory)
@@ -254,6 +434,113 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
                 return f"mask dim {m} is neither 1 nor the scores' {full}"
     return None
 
+
+
+def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
+    """Write each attention_forward / attention_backward node of an aten graph as core aten ops
+    (their results' getitem users replaced); with `keep` (the GPU: calls of PyTorch's kernels,
+    sym-torch-attention) they stay. In float32 (half inputs converted, results rounded once), batch
+    and heads collapsed into one batch dim of bmms, s = scale * q k^T (-inf above the diagonal when
+    causal):
+        forward:  lse = max(s) + log(sum(exp(s - max(s)))), out = exp(s - lse) v
+        backward: p = exp(s - lse), dv = p^T dout, ds = p * (dout v^T - rowsum(dout * out)),
+                  dq = scale * ds k, dk = scale * ds^T q
+    Returns how many nodes."""
+    if keep:
+        return 0
+    aten, prims = torch.ops.aten, torch.ops.prims
+    targets = (torch.ops.mlir_sym.attention_forward.default, torch.ops.mlir_sym.attention_backward.default)
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in targets:
+            continue
+        e = Emitter(graph, node)
+        causal, scale = node.args[-2:]
+        first = node.args[1] if node.target is targets[1] else node.args[0]  # q
+        dtype = _val(first).dtype
+        b, heads = e.size(first, 0), e.size(first, 2)
+
+        def heads_first(t: fx.Node) -> fx.Node:  # [B, L, H, E] -> [B * H, L, E] in float32
+            t = e(aten.permute.default, t, [0, 2, 1, 3])
+            if dtype != torch.float32:
+                t = e(prims.convert_element_type.default, t, torch.float32)
+            return e(prims.collapse.default, t, 0, 1)
+
+        def back(t: fx.Node) -> fx.Node:  # [B * H, L, E] -> [B, L, H, E] in the inputs' dtype
+            t = e(aten.view.default, t, [b, heads, e.size(t, 1), e.size(t, 2)])
+            t = e(aten.clone.default, e(aten.permute.default, t, [0, 2, 1, 3]), memory_format=torch.contiguous_format)
+            return t if dtype == torch.float32 else e(prims.convert_element_type.default, t, dtype)
+
+        def scores(qt: fx.Node, kt: fx.Node) -> fx.Node:
+            s = e(aten.bmm.default, e(aten.mul.Tensor, qt, scale), e(aten.transpose.int, kt, 1, 2))
+            if causal:
+                rows = e(aten.arange.default, e.size(qt, 1), dtype=torch.int64, device=_val(qt).device)
+                cols = e(aten.arange.default, e.size(kt, 1), dtype=torch.int64, device=_val(qt).device)
+                later = e(aten.gt.Tensor, e(aten.unsqueeze.default, cols, 0), e(aten.unsqueeze.default, rows, 1))
+                s = e(aten.masked_fill.Scalar, s, later, float("-inf"))
+            return s
+
+        if node.target is targets[0]:
+            q, k, v = (heads_first(t) for t in node.args[:3])
+            s = scores(q, k)
+            top = e(aten.amax.default, s, [-1], True)
+            total = e(aten.sum.dim_IntList, e(aten.exp.default, e(aten.sub.Tensor, s, top)), [-1], True)
+            lse = e(aten.add.Tensor, e(aten.log.default, total), top)  # [B * H, L, 1]
+            out = e(aten.bmm.default, e(aten.exp.default, e(aten.sub.Tensor, s, lse)), v)
+            lse = e(aten.view.default, lse, [b, heads, e.size(lse, 1)])
+            results = (back(out), lse)
+        else:
+            g, q, k, v, o = (heads_first(t) for t in node.args[:5])
+            lse = e(aten.unsqueeze.default, e(prims.collapse.default, node.args[5], 0, 1), -1)
+            p = e(aten.exp.default, e(aten.sub.Tensor, scores(q, k), lse))
+            dv = e(aten.bmm.default, e(aten.transpose.int, p, 1, 2), g)
+            dp = e(aten.bmm.default, g, e(aten.transpose.int, v, 1, 2))
+            rowsum = e(aten.sum.dim_IntList, e(aten.mul.Tensor, g, o), [-1], True)
+            ds = e(aten.mul.Tensor, p, e(aten.sub.Tensor, dp, rowsum))
+            dq = e(aten.mul.Tensor, e(aten.bmm.default, ds, k), scale)
+            dk = e(aten.mul.Tensor, e(aten.bmm.default, e(aten.transpose.int, ds, 1, 2), q), scale)
+            results = (back(dq), back(dk), back(dv))
+        for user in list(node.users):
+            if user.op != "call_function" or user.target is not operator.getitem:
+                raise RuntimeError(f"{node.target} at {node.meta.get('stack_trace', '?')}: a use that is not an item of it")
+            user.replace_all_uses_with(results[user.args[1]])
+            graph.erase_node(user)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def packed_qkv_grads(graph: fx.Graph) -> int:
+    """`cat([dq, dk, dv] each flattened to [B, L, H * E], -1)` of one attention_backward (the backward
+    of a projection split into q, k and v) as attention_backward_packed: PyTorch's memory-efficient
+    kernel writes the three into one [B, L, 3, H, E] buffer, which is that concatenation (no copy
+    of the grads and no concatenation kernel). After composed_permutes (the grads' transposes to
+    the user's [B, H, L, E] and back are gone). Returns how many."""
+    aten = torch.ops.aten
+    flattens = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.ops.mlir_sym.attention_backward.default:
+            continue
+        q, k, v = (_val(a) for a in node.args[1:4])
+        if not (_same_dims(q.shape, k.shape) and _same_dims(q.shape, v.shape)) or len(node.users) != 3:
+            continue
+        items: dict[int, fx.Node] = {u.args[1]: u for u in node.users if u.target is operator.getitem}
+        flat = [next(iter(items[i].users), None) if i in items and len(items[i].users) == 1 else None for i in range(3)]
+        if any(f is None or f.target not in flattens or len(f.users) != 1 or _val(f).dim() != 3 for f in flat):
+            continue
+        cat = next(iter(flat[0].users))
+        if cat.target is not aten.cat.default or list(cat.args[0]) != flat or \
+                (cat.args[1] if len(cat.args) > 1 else cat.kwargs.get("dim", 0)) not in (2, -1):
+            continue
+        with graph.inserting_before(cat):
+            packed = graph.call_function(torch.ops.mlir_sym.attention_backward_packed.default, node.args)
+        packed.meta.update(cat.meta)
+        cat.replace_all_uses_with(packed)
+        for n in (cat, *flat, *items.values(), node):
+            graph.erase_node(n)
+        count += 1
+    return count
 
 _NO_VALUE = None  # what _MaskValues gives for an element it cannot write as an expression of the indices
 _SMALL = 1 << 20  # constants read as exact: positions plus such offsets stay far from int32's range

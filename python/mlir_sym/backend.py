@@ -47,6 +47,11 @@ Config (`mlir_sym.backend.config`, or environment variables):
       node and expanded after AOTAutograd (attention.py), not decomposed op by op while tracing.
       MLIR_SYM_CAUSAL_MASKS=0: bool masks equal to the causal one (built from aranges or a tril)
       stay masks instead of becoming is_causal (attention.causal_masks).
+  attention_grad_op (MLIR_SYM_ATTENTION_GRAD_OP=cuda|all|none, default cuda): differentiated
+      attention on CUDA tensors is traced as mlir_sym::attention_forward, whose backward is
+      mlir_sym::attention_backward: calls of PyTorch's memory-efficient kernels on the GPU, that save
+      a log-sum-exp per score row instead of the probabilities. "all" takes CPU calls too (written
+      as math by the importer; for testing), "none" differentiates PyTorch's math form op by op.
   cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
       (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
       default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per
@@ -101,6 +106,10 @@ class Config:
     # Trace scaled_dot_product_attention as one node (mlir_sym::attention, attention.py), expanded
     # after AOTAutograd, instead of tracing PyTorch's decomposition of it op by op.
     attention_op: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_OP", "1") == "1")
+    # Differentiated attention as attention_forward / attention_backward (PyTorch's memory-efficient
+    # kernels on the GPU) on "cuda" tensors, on "all" (the CPU writes them as math: for testing), or
+    # "none" (PyTorch's math form, differentiated op by op).
+    attention_grad_op: str = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_GRAD_OP", "cuda"))
     # CUDA graphs per input-size tuple for artifacts of at least `cuda_graph_min_launches` launches a
     # call, at small sizes (runtime/cuda_graphs.py).
     cuda_graphs: bool = field(default_factory=enabled_from_env)
@@ -127,11 +136,12 @@ class Stats:
     early_restarts: int = 0  # Dynamo restarts asked for before AOTAutograd traced (float_inputs.py)
     floats_in_graph: int = 0  # float inputs specialized in Dynamo's graph instead of a restart
     attention_ops: int = 0  # scaled_dot_product_attention calls traced as mlir_sym::attention
+    attention_grad_ops: int = 0  # differentiated ones traced as mlir_sym::attention_forward
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
         self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
-        self.early_restarts = self.floats_in_graph = self.attention_ops = 0
+        self.early_restarts = self.floats_in_graph = self.attention_ops = self.attention_grad_ops = 0
 
 
 stats = Stats()
@@ -425,7 +435,7 @@ def prepare_for_aot(gm: fx.GraphModule, shape_env) -> None:
     (`prepare_floats`), and attention made one node, or its math form where it is differentiated
     (attention.py)."""
     prepare_floats(gm, shape_env)
-    attention.math_form_for_grad(gm)
+    stats.attention_grad_ops += attention.math_form_for_grad(gm, config.attention_grad_op)[0]
     if config.attention_op:
         stats.attention_ops += attention.rewrite_sdpa_calls(gm)
 
@@ -442,7 +452,8 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         why = artifact_cache.why_not_cacheable(gm, shape_env)
         if why is None:
             with timing.phase("artifact-cache-key"):
-                cache_key = artifact_cache.key(gm, example_inputs, shape_env, {"direct": True})
+                cache_key = artifact_cache.key(gm, example_inputs, shape_env, {
+                    "direct": True, "attention_op": config.attention_op, "attention_grad_op": config.attention_grad_op})
             device = next((t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type == "cuda"), None)
             try:
                 with timing.gc_paused():

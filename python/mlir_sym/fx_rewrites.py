@@ -447,6 +447,49 @@ def depthwise_conv3d_doubled(graph: fx.Graph) -> int:
     return count
 
 
+def _permutation(node: fx.Node) -> list[int] | None:
+    """The dim order of an `aten.permute` / `aten.transpose.int` node (dims normalized), else None."""
+    if node.op != "call_function" or not isinstance(node.meta.get("val"), torch.Tensor):
+        return None
+    rank = node.meta["val"].dim()
+    if node.target is torch.ops.aten.permute.default:
+        return [d % rank for d in node.args[1]] if rank else None
+    if node.target is torch.ops.aten.transpose.int and rank:
+        perm = list(range(rank))
+        a, b = node.args[1] % rank, node.args[2] % rank
+        perm[a], perm[b] = perm[b], perm[a]
+        return perm
+    return None
+
+
+def composed_permutes(graph: fx.Graph) -> int:
+    """A permute (or transpose) of a permute as one permute of the first's source, or that source
+    itself when they cancel. Training attention reads q, k, v in PyTorch's fused kernels' [B, L, H, E]
+    layout (attention.attention_forward): transposes of the user's [B, H, L, E] views of one
+    projection, which would each be a copy kernel; composed, they are views of the projection.
+    Returns how many nodes changed."""
+    count = 0
+    for node in list(graph.nodes):
+        outer = _permutation(node)
+        if outer is None or not isinstance(node.args[0], fx.Node):
+            continue
+        inner = _permutation(node.args[0])
+        if inner is None or not isinstance(node.args[0].args[0], fx.Node):
+            continue
+        first = node.args[0]
+        src = first.args[0]
+        perm = [inner[d] for d in outer]
+        if perm == list(range(len(perm))):
+            node.replace_all_uses_with(src)
+            graph.erase_node(node)
+        else:
+            node.target, node.args, node.kwargs = torch.ops.aten.permute.default, (src, perm), {}
+        if not first.users:
+            graph.erase_node(first)
+        count += 1
+    return count
+
+
 def all_infinite_as_extremum(graph: fx.Graph) -> int:
     """Each `aten.all.dim(aten.eq.Scalar(x, ±inf), d, keepdim)` of a floating-point x becomes
     `aten.eq.Scalar(aten.amax/amin(x, [d], keepdim), ±inf)` (the module doc). Returns how many."""

@@ -252,6 +252,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         if attention.causal_masks_enabled():
             attention.causal_masks(graph)
         attention.expand_attention(graph, keep_fused=target == "gpu" and attention_fused_on_gpu())
+        attention.expand_attention_training(graph, keep=target == "gpu")
         fx_rewrites.op_aliases(graph)
         fx_rewrites.sym_sums_as_adds(graph)
         fx_rewrites.scalar_first_operands(graph)
@@ -273,6 +274,8 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         fx_rewrites.scatter_as_where(graph)
         fx_rewrites.all_infinite_as_extremum(graph)
         fx_rewrites.depthwise_conv3d_doubled(graph)
+        fx_rewrites.composed_permutes(graph)
+        attention.packed_qkv_grads(graph)
     except fx_rewrites.ViewRewriteError as e:
         raise UnsupportedGraph(str(e)) from None
 

@@ -25,6 +25,7 @@ import re
 import time
 
 from torch_mlir import ir
+from torch_mlir.passmanager import PassManager
 
 import mlir_sym.passes  # noqa: F401 - registers every pass the pipelines below name
 from mlir_sym.dialects import sym
@@ -42,11 +43,27 @@ TO_LLVM = (
 # The compute pipeline converts structured control flow first, so that deferred checks can branch.
 _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1)
 
+
+def _torch_backend_passes() -> str:
+    """torch-mlir's `torch-backend-to-linalg-on-tensors-backend-pipeline` pass by pass, with
+    sym-verify-backend-contract in place of its last pass, the contract check (which admits no call
+    of our runtime library: sym-torch-attention's training attention)."""
+    from mlir_sym.context import make_context
+    from mlir_sym.passes.verify_backend_contract import UPSTREAM
+
+    with make_context():
+        text = str(PassManager.parse("builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)"))
+    inner = text[len("builtin.module("):-1]
+    if not inner.endswith("," + UPSTREAM):
+        raise RuntimeError(f"torch-mlir's backend pipeline no longer ends with {UPSTREAM}: {text}")
+    return inner[:-len(UPSTREAM)] + "sym-verify-backend-contract"
+
+
 PIPELINES: dict[str, str] = {
     "guards-to-llvm": f"builtin.module(sym-canonicalize, sym-guard-cse, sym-guard-schedule, canonicalize, cse, convert-sym-to-arith, canonicalize, cse, {TO_LLVM})",
     "torch-to-linalg": (
         "builtin.module(sym-strip-facts, sym-mask-to-where{strict=1}, sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-unflatten, sym-torch-int8-scalars, sym-torch-attention, func.func(torch-match-quantized-custom-ops), "
-        "torchdynamo-export-to-torch-backend-pipeline, torch-backend-to-linalg-on-tensors-backend-pipeline)"
+        f"torchdynamo-export-to-torch-backend-pipeline, {_torch_backend_passes()})"
     ),
     "linalg-to-llvm": (
         "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, sym-concat-to-select, sym-decompose-concat, canonicalize, "
@@ -67,7 +84,7 @@ PIPELINES: dict[str, str] = {
     "sym-lower-to-nvvm": (
         "builtin.module(sym-assert-elim, sym-unify-sizes, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, "
         "sym-concat-to-select, sym-decompose-concat, sym-matmul-half-operands, canonicalize, sym-duplicate-elementwise, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes{values=0}, sym-split-sliced-generics, func.func(linalg-fuse-elementwise-ops), sym-unify-sizes, sym-fold-transposes, sym-fuse-elementwise-chains, sym-fuse-siblings, sym-fold-reduction-reshapes, sym-erase-dead-checks, sym-unshare-inits, "
-        "eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "sym-library-calls-to-buffers, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
         "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-gpu-attention, sym-scatter-to-parallel, sym-gpu-library-convolutions, sym-gpu-conv-bias-epilogue, sym-gpu-library-calls, sym-gpu-library-half-results, sym-collapse-broadcast-dims, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
@@ -195,7 +212,7 @@ def split_guards(module: ir.Module, context: ir.Context) -> tuple[ir.Module, ir.
 def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
     """(op name, location) of each op torch-mlir imported as an opaque `torch.operator` that no pass
     of ours lowers (sym-torch-elementwise-math, sym-torch-cumulative-extrema, sym-torch-attention)."""
-    from mlir_sym.passes.torch_attention import OPERATOR as ATTENTION
+    from mlir_sym.passes.torch_attention import OPERATOR as ATTENTION, TRAINING
     from mlir_sym.passes.torch_cumulative_extrema import OPERATOR_NAMES as EXTREMA
     from mlir_sym.passes.torch_elementwise_math import OPERATOR_NAMES
 
@@ -206,7 +223,7 @@ def unsupported_ops(module: ir.Module) -> list[tuple[str, str]]:
             for block in region.blocks:
                 for child in block.operations:
                     o = child.operation
-                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in (*OPERATOR_NAMES, *EXTREMA, ATTENTION):
+                    if o.name == "torch.operator" and ir.StringAttr(o.attributes["name"]).value not in (*OPERATOR_NAMES, *EXTREMA, ATTENTION, *TRAINING):
                         out.append((ir.StringAttr(o.attributes["name"]).value, str(o.location)))
                     walk(o)
 

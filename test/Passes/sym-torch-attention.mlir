@@ -61,3 +61,55 @@ func.func @causal_not_constant(%q: !torch.vtensor<[1,4,?,64],f32>, %c: !torch.bo
   %0 = torch.operator "torch.mlir_sym.attention"(%q, %q, %q, %none, %c, %none) : (!torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.vtensor<[1,4,?,64],f32>, !torch.none, !torch.bool, !torch.none) -> !torch.vtensor<[1,4,?,64],f32>
   return %0 : !torch.vtensor<[1,4,?,64],f32>
 }
+
+// -----
+
+// Training attention: the forward becomes a call of a private declaration tagged
+// sym.library_call = "sdpa_forward" on builtin tensors (two results: out and the log-sum-exp
+// rows), is_causal and the scale on the call.
+// CHECK-LABEL: func.func @training_forward
+// CHECK-DAG:   %[[Q:.+]] = torch_c.to_builtin_tensor %arg0
+// CHECK-DAG:   %[[K:.+]] = torch_c.to_builtin_tensor %arg1
+// CHECK-DAG:   %[[V:.+]] = torch_c.to_builtin_tensor %arg2
+// CHECK:       %[[R:.+]]:2 = call @__sym_sdpa_forward_0(%[[Q]], %[[K]], %[[V]]) {sym.causal = true, sym.scale = 2.500000e-01 : f64}
+// CHECK-DAG:   %[[O:.+]] = torch_c.from_builtin_tensor %[[R]]#0 : tensor<?x?x4x16xf32> -> !torch.vtensor<[?,?,4,16],f32>
+// CHECK-DAG:   %[[L:.+]] = torch_c.from_builtin_tensor %[[R]]#1 : tensor<?x4x?xf32> -> !torch.vtensor<[?,4,?],f32>
+// CHECK-NOT:   torch.operator
+// CHECK:       return %[[O]], %[[L]]
+// CHECK:       func.func private @__sym_sdpa_forward_0(tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x4x?xf32>) attributes {sym.library_call = "sdpa_forward"}
+func.func @training_forward(%q: !torch.vtensor<[?,?,4,16],f32>, %k: !torch.vtensor<[?,?,4,16],f32>, %v: !torch.vtensor<[?,?,4,16],f32>) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>) {
+  %true = torch.constant.bool true
+  %scale = torch.constant.float 2.500000e-01
+  %0:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %k, %v, %true, %scale) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
+  return %0#0, %0#1 : !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>
+}
+
+// -----
+
+// Two backward calls of one signature share a declaration; the packed backward (dq, dk, dv as one
+// [B, L, 3 * H * E] tensor) has its own kind.
+// CHECK-LABEL: func.func @training_backward
+// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, sym.scale = 1.250000e-01 : f64}
+// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, sym.scale = 1.250000e-01 : f64}
+// CHECK:       call @__sym_sdpa_backward_packed_1({{.*}}) {sym.causal = true, sym.scale = 1.250000e-01 : f64}
+// CHECK-NOT:   torch.operator
+// CHECK:       func.func private @__sym_sdpa_backward_0({{.*}}) -> (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>) attributes {sym.library_call = "sdpa_backward"}
+// CHECK-NEXT:  func.func private @__sym_sdpa_backward_packed_1({{.*}}) -> tensor<?x?x192xf32> attributes {sym.library_call = "sdpa_backward_packed"}
+func.func @training_backward(%g: !torch.vtensor<[?,?,4,16],f32>, %lse: !torch.vtensor<[?,4,?],f32>) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,192],f32>) {
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %scale = torch.constant.float 1.250000e-01
+  %0:3 = torch.operator "torch.mlir_sym.attention_backward"(%g, %g, %g, %g, %g, %lse, %false, %scale) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>)
+  %1:3 = torch.operator "torch.mlir_sym.attention_backward"(%0#0, %g, %g, %g, %g, %lse, %false, %scale) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>)
+  %2 = torch.operator "torch.mlir_sym.attention_backward_packed"(%g, %g, %g, %g, %g, %lse, %true, %scale) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>, !torch.bool, !torch.float) -> !torch.vtensor<[?,?,192],f32>
+  return %1#0, %1#2, %2 : !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,192],f32>
+}
+
+// -----
+
+func.func @training_scale_not_constant(%q: !torch.vtensor<[?,?,4,16],f32>, %s: !torch.float) -> !torch.vtensor<[?,?,4,16],f32> {
+  %true = torch.constant.bool true
+  // expected-error @+1 {{torch.mlir_sym.attention_forward: scale is not a constant}}
+  %0:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %q, %q, %true, %s) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
+  return %0#0 : !torch.vtensor<[?,?,4,16],f32>
+}

@@ -69,6 +69,47 @@ def _cross_entropy_backward_code(x: torch.Tensor, t: torch.Tensor):
     return _codegen_fn(fn, (x, t), backward=True)[-1]
 
 
+def test_training_attention_is_library_calls_on_views(monkeypatch):
+    """Differentiated causal attention over heads split from one projection: the forward's GPU code
+    calls PyTorch's memory-efficient forward on q, k, v read in place (strided views of the input:
+    the call comes before any kernel; the transposes to [B, L, H, E] and back cancel,
+    fx_rewrites.composed_permutes), and the backward calls its packed form, whose result is the
+    projection's gradient (the concatenation of dq, dk, dv, attention.packed_qkv_grads)."""
+    from mlir_sym.backend import config, prepare_for_aot
+
+    monkeypatch.setattr(config, "attention_grad_op", "all")
+    codes = []
+
+    def compiler(gm, _):
+        ig = import_graph(gm, target="gpu")
+        check_supported(ig)
+        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
+        return make_boxed_func(gm.forward)
+
+    inner = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
+
+    def be(gm, example_inputs):
+        from torch._guards import detect_fake_mode
+
+        prepare_for_aot(gm, detect_fake_mode(example_inputs).shape_env)
+        return inner(gm, example_inputs)
+
+    def f(qkv):
+        b, t, _ = qkv.shape
+        q, k, v = (z.view(b, t, 4, 16).transpose(1, 2) for z in qkv.split(64, -1))
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o.transpose(1, 2).reshape(b, t, 64).sum()
+
+    torch._dynamo.reset()
+    torch.compile(f, backend=be, dynamic=True)(torch.randn(2, 10, 192, requires_grad=True)).backward()
+    forward, backward = (c.program.source for c in codes)
+    assert forward.count("rt.library_sdpa_forward(True, 0.25,") == 1
+    assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
+    assert backward.count("rt.library_sdpa_backward_packed(True, 0.25,") == 1
+    assert "rt.library_sdpa_backward(" not in backward
+    assert "rt.library_einsum" not in forward + backward
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
 def test_ptx_for_case(case: Case, tmp_path, monkeypatch):
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))

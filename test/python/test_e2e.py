@@ -170,6 +170,47 @@ def test_training_step_of_a_language_model():
     _assert_clean()
 
 
+def test_training_step_with_attention_as_forward_and_backward_ops(monkeypatch):
+    """Differentiated attention as mlir_sym::attention_forward / attention_backward (on the GPU calls of
+    PyTorch's memory-efficient kernels; here, with attention_grad_op "all", the importer's math for
+    them, attention.expand_attention_training): the loss and every gradient match eager at 4 sizes,
+    with one forward and one backward compilation, and both layers' calls take that form."""
+    from training import check_training
+
+    monkeypatch.setattr(backend.config, "attention_grad_op", "all")
+    check_training("cpu")
+    assert backend.stats.attention_grad_ops == 2
+    assert backend.stats.compiles == 2
+    _assert_clean()
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_training_ops_match_autograd(causal):
+    """The eager kernels of attention_forward / attention_backward / attention_backward_packed (q, k, v
+    in [B, L, H, E]) against autograd of PyTorch's math form: out, the log-sum-exp of the scaled
+    scores, the grads, and the packed grads as their concatenation."""
+    from mlir_sym import attention  # noqa: F401 - registers the ops
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 9, 3, 8, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    scale = 0.3
+    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+    want = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=scale).transpose(1, 2)
+    scores = (qt @ kt.transpose(-1, -2)) * scale
+    if causal:
+        scores = scores.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float("-inf"))
+    out, lse = torch.ops.mlir_sym.attention_forward(q, k, v, causal, scale)
+    torch.testing.assert_close(out, want)
+    torch.testing.assert_close(lse, scores.logsumexp(-1).float())
+    dout = torch.randn(out.shape, generator=g, dtype=torch.float64)
+    grads = torch.autograd.grad(want, (q, k, v), dout)
+    got = torch.ops.mlir_sym.attention_backward(dout, q, k, v, out, lse, causal, scale)
+    for a, b in zip(got, grads):  # lse is float32: the probabilities recomputed from it to ~1e-7
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+    packed = torch.ops.mlir_sym.attention_backward_packed(dout, q, k, v, out, lse, causal, scale)
+    torch.testing.assert_close(packed, torch.cat([x.flatten(2) for x in got], -1))
+
+
 def test_cross_entropy_of_targets_with_symbols_of_their_own():
     """Logits and targets marked dynamic get sizes of their own (no duck sizing): cross entropy's
     backward one-hot is a where all the same (the ShapeEnv's fact that they agree,

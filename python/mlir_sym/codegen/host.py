@@ -526,6 +526,17 @@ class HostCodegen:
             self.library_calls += 1
             self._emit(ind, f"rt.library_sort({direction == 'desc'}, {int(dim[1:])}, {', '.join(args)})")
             return
+        if callee.startswith(_SDPA):  # training attention (sym-torch-attention, sym-library-calls-to-buffers)
+            kind = callee[len(_SDPA):].rsplit("_", 1)[0]  # forward, backward, backward_packed
+            dtypes = tuple(_dtype_of(v.type) for v in op.operands)
+            causal = ir.BoolAttr(op.attributes["sym.causal"]).value
+            scale = ir.FloatAttr(op.attributes["sym.scale"]).value
+            roots = [self._tensor_root(v) for v in op.operands]
+            self.library_calls += 1
+            outs = [self._new(r) for r in op.results]
+            self._emit(ind, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = rt.library_sdpa_{kind}("
+                            f"{causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), {', '.join(args)})")
+            return
         if callee.startswith(_ATTENTION):  # sym-gpu-attention's library branch
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             causal = ir.BoolAttr(op.attributes["sym.causal"]).value
@@ -551,6 +562,7 @@ class HostCodegen:
 
 _CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
 _ATTENTION = "__sym_attention_"
+_SDPA = "__sym_sdpa_"
 
 
 def _contraction(callee: str) -> tuple[bool, str]:

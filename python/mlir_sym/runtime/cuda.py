@@ -261,6 +261,11 @@ def _as_tensor(x: Any, dtype: str, root: torch.Tensor | None) -> torch.Tensor:
     return wrap(x, dtype) if root is None else _strided_view(root, x)
 
 
+def _contiguous(t: torch.Tensor) -> torch.Tensor:
+    """`t` as a buffer of identity layout (a copy only when it is laid out otherwise)."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
 def _layout(x: Any, dtype: str) -> tuple:
     """(data pointer, sizes, strides) of a tensor or a memref descriptor of element type `dtype`."""
     if type(x) is not tuple:
@@ -610,6 +615,35 @@ class Runtime:
         out = _as_tensor(out, dtypes[n_in], roots[n_in])
         out.copy_(r if nb == 2 else r.view(out.shape))
         return None
+
+    @staticmethod
+    def library_sdpa_forward(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
+        """Training attention's forward (sym-torch-attention's `sdpa_forward` call): (out [B, L, H, Ev],
+        lse [B, H, L] float32) of q, k, v [B, L|S, H, E] (tensors or descriptors, strided views read in
+        place) by PyTorch's memory-efficient kernel; both contiguous, the buffers the host program's
+        identity-layout results are."""
+        from mlir_sym.attention import eager_attention_forward
+
+        q, k, v = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
+        return tuple(_contiguous(t) for t in eager_attention_forward(q, k, v, causal, scale))
+
+    @staticmethod
+    def library_sdpa_backward(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
+        """Training attention's backward (`sdpa_backward`): (dq, dk, dv), contiguous, from dout, q, k,
+        v, out (all [B, L|S, H, E]) and lse [B, H, L] by PyTorch's memory-efficient kernel."""
+        from mlir_sym.attention import eager_attention_backward
+
+        g, q, k, v, o, lse = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
+        return tuple(_contiguous(t) for t in eager_attention_backward(g, q, k, v, o, lse, causal, scale))
+
+    @staticmethod
+    def library_sdpa_backward_packed(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
+        """`sdpa_backward_packed`: (dqkv [B, L, 3 * H * E],) the concatenation of dq, dk, dv, which the
+        memory-efficient kernel writes as one buffer (its shared storage)."""
+        from mlir_sym.attention import eager_attention_backward
+
+        g, q, k, v, o, lse = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
+        return tuple(_contiguous(t) for t in eager_attention_backward(g, q, k, v, o, lse, causal, scale, packed=True))
 
     @staticmethod
     def library_conv(init: bool, layout: str, stride: tuple, padding: tuple, dilation: tuple, has_bias: bool,
