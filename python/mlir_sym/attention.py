@@ -158,8 +158,10 @@ attention_forward.register_autograd(_attention_forward_grad, setup_context=_atte
 
 
 def _efficient_operands(*ts: torch.Tensor) -> list[torch.Tensor]:
-    """PyTorch's memory-efficient kernels read rows whose last dim is contiguous."""
-    return [t if t.stride(-1) == 1 else t.contiguous() for t in ts]
+    """PyTorch's memory-efficient kernels read rows whose last dim is contiguous, and allocate grads
+    with their operands' strides (an expanded operand's would overlap)."""
+    return [t if t.stride(-1) == 1 and not any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+            else t.contiguous() for t in ts]
 
 
 def eager_attention_forward(query, key, value, is_causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -298,8 +300,8 @@ def library_for_grad_why_not(bound: dict[str, Any], devices: str = "cuda") -> st
         return "q, k, v are not [batch, heads, length, head dim]"
     if not (_same_dims(q.shape[:2], k.shape[:2]) and _same_dims(q.shape[:2], v.shape[:2])):
         return "batch or heads dims differ (broadcast or grouped-query)"
-    if not (_equal(k.shape[-2], v.shape[-2]) and _equal(q.shape[-1], k.shape[-1])):
-        return "key/value lengths or query/key head dims differ"
+    if not (_equal(k.shape[-2], v.shape[-2]) and _equal(q.shape[-1], k.shape[-1]) and _equal(q.shape[-1], v.shape[-1])):
+        return "key/value lengths or head dims differ"
     for name, t in (("q/k", q), ("v", v)):
         head = _concrete(t.shape[-1])
         if head is None or head % 8 or not 0 < head <= LIBRARY_GRAD_MAX_HEAD:
@@ -334,7 +336,7 @@ def _library_for_grad(gm: fx.GraphModule, node: fx.Node, bound: dict[str, Any]) 
     g.erase_node(node)
 
 
-def math_form_for_grad(gm: fx.GraphModule, library: str = "cuda") -> int:
+def math_form_for_grad(gm: fx.GraphModule, library: str = "cuda") -> tuple[int, int]:
     """Each Dynamo-graph call of scaled_dot_product_attention whose q, k, v or mask requires grad
     becomes one of two forms that AOTAutograd can differentiate. Traced as it is, a training graph
     held the fused kernels' backward ops (`_scaled_dot_product_flash_attention_for_cpu_backward`,
@@ -527,7 +529,9 @@ def packed_qkv_grads(graph: fx.Graph) -> int:
             continue
         items: dict[int, fx.Node] = {u.args[1]: u for u in node.users if u.target is operator.getitem}
         flat = [next(iter(items[i].users), None) if i in items and len(items[i].users) == 1 else None for i in range(3)]
-        if any(f is None or f.target not in flattens or len(f.users) != 1 or _val(f).dim() != 3 for f in flat):
+        merged = (q.shape[0], q.shape[1], q.shape[2] * q.shape[3])  # [B, L, H * E]: the chunk's layout
+        if any(f is None or f.target not in flattens or len(f.users) != 1 or not _same_dims(_val(f).shape, merged)
+               for f in flat):
             continue
         cat = next(iter(flat[0].users))
         if cat.target is not aten.cat.default or list(cat.args[0]) != flat or \

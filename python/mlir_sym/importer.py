@@ -418,11 +418,19 @@ def _alias_plans(out_list: list, placeholders: list[fx.Node], shape_env) -> dict
     ph_storage = {_storage(ph.meta.get("val")): i for i, ph in enumerate(placeholders)}
     ph_storage.pop(None, None)
     # Computed outputs first: every tensor output that is not a view (nor an input, nor a repeat).
+    # `aten.alias(x)` of an intermediate x is x itself (its size, strides and offset): computed, and
+    # other outputs viewing x are views of it (a training forward saves attention's output for its
+    # backward as an alias, and flattened for the next projection's: one buffer, not two copies).
     computed: dict[fx.Node, int] = {}
     for k, o in enumerate(out_list):
         if (isinstance(o, fx.Node) and isinstance(o.meta.get("val"), torch.Tensor) and o not in computed
-                and o not in ph_index and not _is_view_node(o)):
-            computed[o] = k
+                and o not in ph_index):
+            if not _is_view_node(o):
+                computed[o] = k
+            elif o.target is torch.ops.aten.alias.default and isinstance(o.args[0], fx.Node) \
+                    and not _is_view_node(o.args[0]) and o.args[0] not in ph_index and o.args[0] not in computed \
+                    and o.args[0] not in out_list:
+                computed[o] = computed[o.args[0]] = k
     out_storage = {_storage(o.meta["val"]): k for o, k in computed.items()}
     plans: dict[int, AliasPlan] = {}
     for k, o in enumerate(out_list):

@@ -69,12 +69,11 @@ def _cross_entropy_backward_code(x: torch.Tensor, t: torch.Tensor):
     return _codegen_fn(fn, (x, t), backward=True)[-1]
 
 
-def test_training_attention_is_library_calls_on_views(monkeypatch):
-    """Differentiated causal attention over heads split from one projection: the forward's GPU code
-    calls PyTorch's memory-efficient forward on q, k, v read in place (strided views of the input:
-    the call comes before any kernel; the transposes to [B, L, H, E] and back cancel,
-    fx_rewrites.composed_permutes), and the backward calls its packed form, whose result is the
-    projection's gradient (the concatenation of dq, dk, dv, attention.packed_qkv_grads)."""
+def _training_code(monkeypatch, f, *inputs) -> list[str]:
+    """The host programs of `f`'s forward and backward graphs on the GPU, differentiated attention
+    taking its library form on these CPU tensors (attention_grad_op "all")."""
+    from torch._guards import detect_fake_mode
+
     from mlir_sym.backend import config, prepare_for_aot
 
     monkeypatch.setattr(config, "attention_grad_op", "all")
@@ -89,25 +88,58 @@ def test_training_attention_is_library_calls_on_views(monkeypatch):
     inner = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
 
     def be(gm, example_inputs):
-        from torch._guards import detect_fake_mode
-
         prepare_for_aot(gm, detect_fake_mode(example_inputs).shape_env)
         return inner(gm, example_inputs)
 
-    def f(qkv):
-        b, t, _ = qkv.shape
-        q, k, v = (z.view(b, t, 4, 16).transpose(1, 2) for z in qkv.split(64, -1))
-        o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return o.transpose(1, 2).reshape(b, t, 64).sum()
-
     torch._dynamo.reset()
-    torch.compile(f, backend=be, dynamic=True)(torch.randn(2, 10, 192, requires_grad=True)).backward()
-    forward, backward = (c.program.source for c in codes)
+    torch.compile(f, backend=be, dynamic=True)(*inputs).backward()
+    return [c.program.source for c in codes]
+
+
+def _heads_attention(qkv):
+    b, t, _ = qkv.shape
+    q, k, v = (z.view(b, t, 4, 16).transpose(1, 2) for z in qkv.split(64, -1))
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, 64)
+
+
+def test_training_attention_is_library_calls_on_views(monkeypatch):
+    """Differentiated causal attention over heads split from one projection: the forward's GPU code
+    calls PyTorch's memory-efficient forward on q, k, v read in place (strided views of the input:
+    the call comes before any kernel; the transposes to [B, L, H, E] and back cancel,
+    fx_rewrites.composed_permutes), and the backward calls its packed form, whose result is the
+    projection's gradient (the concatenation of dq, dk, dv, attention.packed_qkv_grads)."""
+    forward, backward = _training_code(monkeypatch, lambda qkv: _heads_attention(qkv).sum(),
+                                       torch.randn(2, 10, 192, requires_grad=True))
     assert forward.count("rt.library_sdpa_forward(True, 0.25,") == 1
     assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
     assert backward.count("rt.library_sdpa_backward_packed(True, 0.25,") == 1
     assert "rt.library_sdpa_backward(" not in backward
     assert "rt.library_einsum" not in forward + backward
+
+
+def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
+    """q, k, v split from a [B, T * H, 3 E] projection (heads interleaved with the sequence): the
+    backward concatenates dq, dk, dv viewed as [B, T * H, E], which is not the memory-efficient
+    kernel's [B, T, 3, H, E] chunk, so the backward calls the unpacked kernel (a review found the
+    packed one taken here, its buffer then read in the wrong order)."""
+    def f(x):
+        b, th, _ = x.shape
+        q, k, v = (z.view(b, th // 4, 4, 16).transpose(1, 2) for z in x.split(16, -1))
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+
+    _, backward = _training_code(monkeypatch, f, torch.randn(2, 40, 48, requires_grad=True))
+    assert "rt.library_sdpa_backward(" in backward
+    assert "rt.library_sdpa_backward_packed" not in backward
+
+
+def test_saved_attention_output_is_one_buffer(monkeypatch):
+    """The forward saves attention's output twice, as an alias for attention's backward and flattened
+    for the projection's weight gradient: the second is a view of the first output (importer
+    `_alias_plans`), so the host program copies it into one output buffer, not two."""
+    w = torch.randn(64, 32, requires_grad=True)
+    forward, _ = _training_code(monkeypatch, lambda qkv, w: (_heads_attention(qkv) @ w).sum(),
+                                torch.randn(2, 10, 192, requires_grad=True), w)
+    assert forward.count(".copy_(") == 2, forward  # out and lse (3 with the flattened out a copy of its own)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES if not c.xfail])
