@@ -33,7 +33,7 @@ from torch_mlir import ir
 from mlir_sym.passes._compute_common import ops_named
 from mlir_sym.passes.registry import SymPass, located_error, register
 
-KINDS = ("sdpa_forward", "sdpa_backward", "sdpa_backward_packed")
+KINDS = ("sdpa_forward", "sdpa_forward_packed", "sdpa_backward", "sdpa_backward_packed")
 
 
 def _strided(t: ir.RankedTensorType) -> ir.MemRefType:

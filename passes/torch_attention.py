@@ -27,7 +27,8 @@ After:
 Training attention (attention.py `attention_forward`, `attention_backward`: q, k, v and grads in
 [B, L, H, E]) has several results, which no tm_tensor op has: each becomes a `func.call` of a private
 declaration tagged `sym.library_call = "sdpa_forward"` / `"sdpa_backward"` (`@__sym_sdpa_forward_<n>`)
-on builtin tensors, with `sym.causal` and `sym.scale` on the call. sym-library-calls-to-buffers gives
+on builtin tensors, with `sym.causal` and `sym.scale` (and the packed forward's `sym.heads`: it
+takes the projection q, k, v are the heads of) on the call. sym-library-calls-to-buffers gives
 the call buffers before bufferization; the GPU runtime calls PyTorch's memory-efficient kernels.
 
   %1:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %k, %v, %true, %float0.25) : (...) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
@@ -47,8 +48,10 @@ from mlir_sym.passes.registry import SymPass, located_error, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _name, _parse
 
 OPERATOR = "torch.mlir_sym.attention"
-# training attention's torch.operator names -> (sym.library_call kind, operand tensors)
+# training attention's torch.operator names -> (sym.library_call kind, operand tensors); the packed
+# forward's one tensor (the projection) is followed by the number of heads (`sym.heads`)
 TRAINING = {"torch.mlir_sym.attention_forward": ("sdpa_forward", 3),
+            "torch.mlir_sym.attention_forward_packed": ("sdpa_forward_packed", 1),
             "torch.mlir_sym.attention_backward": ("sdpa_backward", 6),
             "torch.mlir_sym.attention_backward_packed": ("sdpa_backward_packed", 6)}
 
@@ -61,6 +64,8 @@ def _constant(v: ir.Value, what: str, at: ir.Operation) -> bool | float | None:
         return bool(ir.BoolAttr(o.attributes["value"]).value)
     if o is not None and o.name == "torch.constant.float":
         return ir.FloatAttr(o.attributes["value"]).value
+    if o is not None and o.name == "torch.constant.int":
+        return ir.IntegerAttr(o.attributes["value"]).value
     raise located_error(at, f"{_name(at)}: {what} is not a constant")
 
 
@@ -125,10 +130,18 @@ class TorchAttention(SymPass):
         """A training attention torch.operator as a func.call of its library declaration."""
         name = _name(o)
         kind, n = TRAINING[name]
-        if len(o.operands) != n + 2:
-            raise located_error(o, f"{name} takes {n + 2} operands ({n} tensors, is_causal, scale), got {len(o.operands)}")
-        causal = _constant(o.operands[n], "is_causal", o)
-        scale = _constant(o.operands[n + 1], "scale", o)
+        packed = kind == "sdpa_forward_packed"
+        if len(o.operands) != n + 2 + packed:
+            raise located_error(o, f"{name} takes {n + 2 + packed} operands ({n} tensors, {'heads, ' if packed else ''}"
+                                   f"is_causal, scale), got {len(o.operands)}")
+        attrs = {}
+        if packed:
+            heads = _constant(o.operands[n], "heads", o)
+            if not isinstance(heads, int) or heads <= 0:
+                raise located_error(o, f"{name}: heads is not a positive number")
+            attrs["sym.heads"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), heads)
+        causal = _constant(o.operands[n + packed], "is_causal", o)
+        scale = _constant(o.operands[n + packed + 1], "scale", o)
         if scale is None:
             raise located_error(o, f"{name}: no scale")
         results = []
@@ -142,7 +155,7 @@ class TorchAttention(SymPass):
             callee = library_declaration(module, o, kind, [v.type for v in ins], results, decls)
             call = ir.Operation.create("func.call", results=results, operands=ins, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(callee), "sym.causal": ir.BoolAttr.get(bool(causal)),
-                "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale))})
+                "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale)), **attrs})
             for r, b in zip(o.results, call.results):
                 back = ir.Operation.create("torch_c.from_builtin_tensor", results=[r.type], operands=[b]).result
                 r.replace_all_uses_with(back)

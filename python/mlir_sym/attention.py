@@ -140,6 +140,45 @@ def _attention_backward_packed_fake(grad_out, query, key, value, out, lse, is_ca
     return query.new_empty((b, length, 3 * heads * e))
 
 
+def heads_of(qkv: torch.Tensor, heads: int) -> tuple[torch.Tensor, ...]:
+    """q, k, v [B, L, H, E]: views of a projection [B, L, 3 * H * E] (q its first third, k, v)."""
+    b, length, n = qkv.shape
+    return qkv.view(b, length, 3, heads, n // (3 * heads)).unbind(2)
+
+
+@torch.library.custom_op(f"{_LIB}::attention_forward_packed", mutates_args=())
+def attention_forward_packed(qkv: torch.Tensor, heads: int, is_causal: bool,
+                             scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """attention_forward of the heads of one projection (`heads_of`): the forward saves the
+    projection for the backward, which takes q, k and v as views of it, instead of three copies."""
+    q, k, v = heads_of(qkv, heads)
+    return attention_forward(q, k, v, is_causal, scale)
+
+
+@attention_forward_packed.register_fake
+def _attention_forward_packed_fake(qkv, heads, is_causal, scale):
+    b, length, n = qkv.shape
+    return (qkv.new_empty((b, length, heads, n // (3 * heads))),
+            qkv.new_empty((b, heads, length), dtype=torch.float32))
+
+
+def _attention_forward_packed_setup(ctx, inputs, output) -> None:
+    qkv, heads, is_causal, scale = inputs
+    out, lse = output
+    ctx.save_for_backward(qkv, out, lse)
+    ctx.heads, ctx.is_causal, ctx.scale = heads, is_causal, scale
+    ctx.mark_non_differentiable(lse)
+
+
+def _attention_forward_packed_grad(ctx, grad_out, _grad_lse):
+    qkv, out, lse = ctx.saved_tensors
+    q, k, v = heads_of(qkv, ctx.heads)
+    return attention_backward_packed(grad_out, q, k, v, out, lse, ctx.is_causal, ctx.scale), None, None, None
+
+
+attention_forward_packed.register_autograd(_attention_forward_packed_grad, setup_context=_attention_forward_packed_setup)
+
+
 def _attention_forward_setup(ctx, inputs, output) -> None:
     query, key, value, is_causal, scale = inputs
     out, lse = output
@@ -308,6 +347,8 @@ def library_for_grad_why_not(bound: dict[str, Any], devices: str = "cuda") -> st
             return f"{name} head dim {head} is not a multiple of 8 in [8, {LIBRARY_GRAD_MAX_HEAD}]"
     if mask is not None:
         return "a mask"
+    if _concrete(q.shape[1]) is None:
+        return "the number of heads is not a number"
     if bound["dropout_p"] not in (0, 0.0) or bound["enable_gqa"] not in (False, None):
         return "dropout or enable_gqa"
     if bound["is_causal"] not in (True, False):
@@ -317,17 +358,63 @@ def library_for_grad_why_not(bound: dict[str, Any], devices: str = "cuda") -> st
     return None
 
 
+_VIEW_METHODS = frozenset({"view", "reshape", "transpose", "permute", "split", "chunk", "unflatten", "unbind"})
+_VIEW_FUNCTIONS = (operator.getitem, torch.split, torch.chunk, torch.transpose, torch.permute, torch.reshape,
+                   torch.unbind)
+
+
+def _view_ancestors(n: Any):
+    """`n` and the tensors it is a view of, through Dynamo-graph view ops (methods and functions)."""
+    while isinstance(n, fx.Node):
+        yield n
+        if not ((n.op == "call_method" and n.target in _VIEW_METHODS)
+                or (n.op == "call_function" and n.target in _VIEW_FUNCTIONS)):
+            return
+        n = n.args[0]
+
+
+def _projection(bound: dict[str, Any]) -> fx.Node | None:
+    """The tensor X [B, L, 3 * H * E] (contiguous) that q, k, v [B, H, L, E] are the heads of, as
+    `heads_of(X, H)` transposed (`q, k, v = X.split(H * E, -1)`, each viewed [B, L, H, E] and
+    transposed: GPT-style self-attention), found through view ops and checked on the fake values'
+    sizes, strides and storage offsets; else None."""
+    q, k, v = (bound[n] for n in ("query", "key", "value"))
+    qv = _val(q)
+    b, heads, length, e = qv.shape
+    width = 3 * heads * e
+    common = set(_view_ancestors(k)) & set(_view_ancestors(v))
+    x = next((n for n in _view_ancestors(q) if n in common and isinstance(_val(n), torch.Tensor)
+              and _val(n).dim() == 3 and _same_dims(_val(n).shape, (b, length, width))), None)
+    if x is None:
+        return None
+    xv = _val(x)
+    if not _same_dims(xv.stride(), (length * width, width, 1)):
+        return None
+    for i, t in enumerate((qv, _val(k), _val(v))):
+        if not (_same_dims(t.shape, qv.shape) and _same_dims(t.stride(), (length * width, e, width, 1))
+                and _equal(t.storage_offset() - xv.storage_offset(), i * heads * e)):
+            return None
+    return x
+
+
 def _library_for_grad(gm: fx.GraphModule, node: fx.Node, bound: dict[str, Any]) -> None:
     """Replace SDPA call `node` by attention_forward on [B, L, H, E] views of q, k, v (transposes
-    that cancel the user's own), its output viewed back as [B, H, L, E]: the fused kernels' layout."""
+    that cancel the user's own), or attention_forward_packed on the projection they are the heads
+    of (`_projection`), its output viewed back as [B, H, L, E]: the fused kernels' layout."""
     g = gm.graph
     scale = bound["scale"]
     if scale is None:
         scale = 1.0 / math.sqrt(_concrete(_val(bound["query"]).shape[-1]))
+    x = _projection(bound)
     with g.inserting_before(node):
-        q, k, v = (g.call_method("transpose", (bound[n], 1, 2)) for n in ("query", "key", "value"))
-        both = g.call_function(torch.ops.mlir_sym.attention_forward.default,
-                               (q, k, v, bool(bound["is_causal"]), float(scale)))
+        if x is not None:
+            heads = _concrete(_val(bound["query"]).shape[1])
+            both = g.call_function(torch.ops.mlir_sym.attention_forward_packed.default,
+                                   (x, heads, bool(bound["is_causal"]), float(scale)))
+        else:
+            q, k, v = (g.call_method("transpose", (bound[n], 1, 2)) for n in ("query", "key", "value"))
+            both = g.call_function(torch.ops.mlir_sym.attention_forward.default,
+                                   (q, k, v, bool(bound["is_causal"]), float(scale)))
         out = g.call_method("transpose", (g.call_function(operator.getitem, (both, 0)), 1, 2))
     for n in {both, out} | set(out.all_input_nodes):
         n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
@@ -439,8 +526,9 @@ def fused_kernel_why_not(node: fx.Node) -> str | None:
 
 
 def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
-    """Write each attention_forward / attention_backward node of an aten graph as core aten ops
-    (their results' getitem users replaced); with `keep` (the GPU: calls of PyTorch's kernels,
+    """Write each attention_forward / attention_backward node of an aten graph (and their packed
+    forms: q, k, v the heads of one projection, dq, dk, dv concatenated) as core aten ops (their
+    results' getitem users replaced); with `keep` (the GPU: calls of PyTorch's kernels,
     sym-torch-attention) they stay. In float32 (half inputs converted, results rounded once), batch
     and heads collapsed into one batch dim of bmms, s = scale * q k^T (-inf above the diagonal when
     causal):
@@ -450,15 +538,23 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
     Returns how many nodes."""
     if keep:
         return 0
-    aten, prims = torch.ops.aten, torch.ops.prims
-    targets = (torch.ops.mlir_sym.attention_forward.default, torch.ops.mlir_sym.attention_backward.default)
+    aten, prims, ops = torch.ops.aten, torch.ops.prims, torch.ops.mlir_sym
+    forward, backward = (ops.attention_forward.default, ops.attention_forward_packed.default), \
+        (ops.attention_backward.default, ops.attention_backward_packed.default)
     count = 0
     for node in list(graph.nodes):
-        if node.op != "call_function" or node.target not in targets:
+        if node.op != "call_function" or node.target not in forward + backward:
             continue
         e = Emitter(graph, node)
         causal, scale = node.args[-2:]
-        first = node.args[1] if node.target is targets[1] else node.args[0]  # q
+        tensors = list(node.args[:-2])
+        if node.target is ops.attention_forward_packed.default:  # q, k, v: the heads of the projection
+            qkv, n = tensors[0], tensors[1]
+            width = e.size(qkv, 2)
+            split = e(aten.view.default, qkv, [e.size(qkv, 0), e.size(qkv, 1), 3, n,
+                                                e.scalar(operator.floordiv, width, 3 * n)])
+            tensors = [e(aten.select.int, split, 2, i) for i in range(3)]
+        first = tensors[1] if node.target in backward else tensors[0]  # q
         dtype = _val(first).dtype
         b, heads = e.size(first, 0), e.size(first, 2)
 
@@ -482,8 +578,8 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
                 s = e(aten.masked_fill.Scalar, s, later, float("-inf"))
             return s
 
-        if node.target is targets[0]:
-            q, k, v = (heads_first(t) for t in node.args[:3])
+        if node.target in forward:
+            q, k, v = (heads_first(t) for t in tensors)
             s = scores(q, k)
             top = e(aten.amax.default, s, [-1], True)
             total = e(aten.sum.dim_IntList, e(aten.exp.default, e(aten.sub.Tensor, s, top)), [-1], True)
@@ -492,8 +588,8 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
             lse = e(aten.view.default, lse, [b, heads, e.size(lse, 1)])
             results = (back(out), lse)
         else:
-            g, q, k, v, o = (heads_first(t) for t in node.args[:5])
-            lse = e(aten.unsqueeze.default, e(prims.collapse.default, node.args[5], 0, 1), -1)
+            g, q, k, v, o = (heads_first(t) for t in tensors[:5])
+            lse = e(aten.unsqueeze.default, e(prims.collapse.default, tensors[5], 0, 1), -1)
             p = e(aten.exp.default, e(aten.sub.Tensor, scores(q, k), lse))
             dv = e(aten.bmm.default, e(aten.transpose.int, p, 1, 2), g)
             dp = e(aten.bmm.default, g, e(aten.transpose.int, v, 1, 2))
@@ -502,6 +598,12 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
             dq = e(aten.mul.Tensor, e(aten.bmm.default, ds, k), scale)
             dk = e(aten.mul.Tensor, e(aten.bmm.default, e(aten.transpose.int, ds, 1, 2), q), scale)
             results = (back(dq), back(dk), back(dv))
+            if node.target is ops.attention_backward_packed.default:  # one result: [B, L, 3 * H * E]
+                flat = [e(prims.collapse.default, t, 2, 3) for t in results]
+                node.replace_all_uses_with(e(aten.cat.default, flat, -1))
+                graph.erase_node(node)
+                count += 1
+                continue
         for user in list(node.users):
             if user.op != "call_function" or user.target is not operator.getitem:
                 raise RuntimeError(f"{node.target} at {node.meta.get('stack_trace', '?')}: a use that is not an item of it")

@@ -69,7 +69,7 @@ def _cross_entropy_backward_code(x: torch.Tensor, t: torch.Tensor):
     return _codegen_fn(fn, (x, t), backward=True)[-1]
 
 
-def _training_code(monkeypatch, f, *inputs) -> list[str]:
+def _training_code(monkeypatch, f, *inputs, dynamic: bool = True) -> list[str]:
     """The host programs of `f`'s forward and backward graphs on the GPU, differentiated attention
     taking its library form on these CPU tensors (attention_grad_op "all")."""
     from torch._guards import detect_fake_mode
@@ -92,7 +92,7 @@ def _training_code(monkeypatch, f, *inputs) -> list[str]:
         return inner(gm, example_inputs)
 
     torch._dynamo.reset()
-    torch.compile(f, backend=be, dynamic=True)(*inputs).backward()
+    torch.compile(f, backend=be, dynamic=dynamic)(*inputs).backward()
     return [c.program.source for c in codes]
 
 
@@ -104,17 +104,33 @@ def _heads_attention(qkv):
 
 def test_training_attention_is_library_calls_on_views(monkeypatch):
     """Differentiated causal attention over heads split from one projection: the forward's GPU code
-    calls PyTorch's memory-efficient forward on q, k, v read in place (strided views of the input:
-    the call comes before any kernel; the transposes to [B, L, H, E] and back cancel,
-    fx_rewrites.composed_permutes), and the backward calls its packed form, whose result is the
-    projection's gradient (the concatenation of dq, dk, dv, attention.packed_qkv_grads)."""
+    calls PyTorch's memory-efficient forward on that projection (attention_forward_packed: the
+    input, before any kernel), and the backward its packed form, whose result is the projection's
+    gradient (dq, dk, dv in one buffer)."""
     forward, backward = _training_code(monkeypatch, lambda qkv: _heads_attention(qkv).sum(),
                                        torch.randn(2, 10, 192, requires_grad=True))
-    assert forward.count("rt.library_sdpa_forward(True, 0.25,") == 1
+    assert forward.count("rt.library_sdpa_forward_packed(True, 0.25, ('float32',),") == 1
+    assert "heads=4)" in forward
     assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
     assert backward.count("rt.library_sdpa_backward_packed(True, 0.25,") == 1
     assert "rt.library_sdpa_backward(" not in backward
     assert "rt.library_einsum" not in forward + backward
+
+
+def test_training_attention_of_separate_projections(monkeypatch):
+    """q, k, v from three projections: the forward calls the unpacked kernel on [B, L, H, E] views
+    read in place (the transposes to that layout and back cancel, fx_rewrites.composed_permutes:
+    no kernel before the call), the backward the unpacked one (packed_qkv_grads finds no
+    concatenation)."""
+    def f(q, k, v):
+        b, t, _ = q.shape
+        q, k, v = (z.view(b, t, 4, 16).transpose(1, 2) for z in (q, k, v))
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+
+    forward, backward = _training_code(monkeypatch, f, *(torch.randn(2, 10, 64, requires_grad=True) for _ in range(3)))
+    assert forward.count("rt.library_sdpa_forward(True, 0.25,") == 1
+    assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
+    assert backward.count("rt.library_sdpa_backward(True, 0.25,") == 1
 
 
 def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
@@ -127,7 +143,8 @@ def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
         q, k, v = (z.view(b, th // 4, 4, 16).transpose(1, 2) for z in x.split(16, -1))
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
 
-    _, backward = _training_code(monkeypatch, f, torch.randn(2, 40, 48, requires_grad=True))
+    # static sizes: with a symbolic length Dynamo's heads dim is `s // (s // 4)`, which takes the math form
+    _, backward = _training_code(monkeypatch, f, torch.randn(2, 40, 48, requires_grad=True), dynamic=False)
     assert "rt.library_sdpa_backward(" in backward
     assert "rt.library_sdpa_backward_packed" not in backward
 

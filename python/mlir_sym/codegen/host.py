@@ -527,15 +527,16 @@ class HostCodegen:
             self._emit(ind, f"rt.library_sort({direction == 'desc'}, {int(dim[1:])}, {', '.join(args)})")
             return
         if callee.startswith(_SDPA):  # training attention (sym-torch-attention, sym-library-calls-to-buffers)
-            kind = callee[len(_SDPA):].rsplit("_", 1)[0]  # forward, backward, backward_packed
+            kind = callee[len(_SDPA):].rsplit("_", 1)[0]  # forward[_packed], backward[_packed]
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             causal = ir.BoolAttr(op.attributes["sym.causal"]).value
             scale = ir.FloatAttr(op.attributes["sym.scale"]).value
             roots = [self._tensor_root(v) for v in op.operands]
             self.library_calls += 1
+            heads = f", heads={ir.IntegerAttr(op.attributes['sym.heads']).value}" if "sym.heads" in op.attributes else ""
             outs = [self._new(r) for r in op.results]
             self._emit(ind, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = rt.library_sdpa_{kind}("
-                            f"{causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), {', '.join(args)})")
+                            f"{causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), {', '.join(args)}{heads})")
             return
         if callee.startswith(_ATTENTION):  # sym-gpu-attention's library branch
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)

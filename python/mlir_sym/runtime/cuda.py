@@ -628,6 +628,16 @@ class Runtime:
         return tuple(_contiguous(t) for t in eager_attention_forward(q, k, v, causal, scale))
 
     @staticmethod
+    def library_sdpa_forward_packed(causal: bool, scale: float, dtypes: tuple, roots: tuple, qkv: Any,
+                                    heads: int) -> tuple:
+        """`sdpa_forward_packed`: library_sdpa_forward of the heads of the projection `qkv`
+        [B, L, 3 * H * E] (attention.heads_of: views, read in place)."""
+        from mlir_sym.attention import eager_attention_forward, heads_of
+
+        q, k, v = heads_of(_as_tensor(qkv, dtypes[0], roots[0]), heads)
+        return tuple(_contiguous(t) for t in eager_attention_forward(q, k, v, causal, scale))
+
+    @staticmethod
     def library_sdpa_backward(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
         """Training attention's backward (`sdpa_backward`): (dq, dk, dv), contiguous, from dout, q, k,
         v, out (all [B, L|S, H, E]) and lse [B, H, L] by PyTorch's memory-efficient kernel."""
