@@ -33,7 +33,9 @@ unsigned; `addi subi muli floordivsi ceildivsi minsi maxsi`, `divsi/remsi` on no
 `index_cast`, `ext*`, `trunci`, `select` on a decided condition, `andi ori`, `xori` with true),
 `affine.apply`, and `tensor.dim`/`memref.dim` with a constant index, read through the op that made the
 tensor: `tensor.empty` / `memref.alloc` sizes, `expand_shape` output sizes, `collapse_shape` groups
-(products), `extract_slice` / `subview` sizes, casts, and a linalg op's `outs` for its results (at a
+(products), `extract_slice` / `subview` sizes, casts, a library call's operand dims for its results
+(`sym.result_dims`: training attention's outputs have its inputs' sizes), and a linalg op's `outs`
+for its results (at a
 dynamic batch torch-mlir checks sizes of reshaped and sliced values against the SymInt arguments: GPT-2
 kept eight such checks, each a branch of the host program that stopped fusion across it). Anything else
 is an unknown value, so an assert that depends on it stays. Statistics: `asserts-removed`.
@@ -49,6 +51,9 @@ from mlir_sym.passes.canonicalize import declared_ranges, functions, module_of, 
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 DIMS_ATTR = "sym.dims"
+# on a func.call of the runtime library (sym-torch-attention): per result, (operand, dim) pairs, one
+# per dimension, of the operand dimension it equals (-1: none)
+RESULT_DIMS_ATTR = "sym.result_dims"
 INT_ATTR = "sym.int"
 _SIGNED = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
 _UNSIGNED = {6: "lt", 7: "le", 8: "gt", 9: "ge"}
@@ -207,6 +212,12 @@ class _Reader:
                     return self.dim(outs[i], d)
         if name in ("linalg.transpose", "linalg.broadcast", "linalg.copy", "linalg.map") and len(op.results) == 1:
             return self.dim(op.operands[len(op.operands) - 1], d)  # one `outs` operand, the last
+        if name == "func.call" and RESULT_DIMS_ATTR in op.attributes:  # a library call's result dims
+            for i, r in enumerate(op.results):
+                if r == src:
+                    pairs = list(ir.DenseI64ArrayAttr(ir.ArrayAttr(op.attributes[RESULT_DIMS_ATTR])[i]))
+                    k, kd = pairs[2 * d], pairs[2 * d + 1]
+                    return self.dim(op.operands[k], kd) if 0 <= k < len(op.operands) else None
         return None
 
     def _int(self, v: ir.Value):

@@ -28,7 +28,8 @@ Training attention (attention.py `attention_forward`, `attention_backward`: q, k
 [B, L, H, E]) has several results, which no tm_tensor op has: each becomes a `func.call` of a private
 declaration tagged `sym.library_call = "sdpa_forward"` / `"sdpa_backward"` (`@__sym_sdpa_forward_<n>`)
 on builtin tensors, with `sym.causal` and `sym.scale` (and the packed forward's `sym.heads`: it
-takes the projection q, k, v are the heads of) on the call. sym-library-calls-to-buffers gives
+takes the projection q, k, v are the heads of) on the call, and `sym.result_dims`: which operand
+dims the results' dims are (sym-assert-elim proves torch-mlir's checks of them). sym-library-calls-to-buffers gives
 the call buffers before bufferization; the GPU runtime calls PyTorch's memory-efficient kernels.
 
   %1:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %k, %v, %true, %float0.25) : (...) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
@@ -44,6 +45,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
 from mlir_sym.passes._compute_common import defining_op, library_declaration, new_generic, ops_named
+from mlir_sym.passes.assert_elim import RESULT_DIMS_ATTR
 from mlir_sym.passes.registry import SymPass, located_error, register
 from mlir_sym.passes.torch_elementwise_math import _builtin, _name, _parse
 
@@ -54,6 +56,15 @@ TRAINING = {"torch.mlir_sym.attention_forward": ("sdpa_forward", 3),
             "torch.mlir_sym.attention_forward_packed": ("sdpa_forward_packed", 1),
             "torch.mlir_sym.attention_backward": ("sdpa_backward", 6),
             "torch.mlir_sym.attention_backward_packed": ("sdpa_backward_packed", 6)}
+# each result's dims as (operand, dim) of the call (sym.result_dims, which sym-assert-elim reads: the
+# checks torch-mlir writes on the results' sizes go); (-1, -1): a static dim of the packed forms
+_S = (-1, -1)
+_RESULT_DIMS = {
+    "sdpa_forward": [[(0, 0), (0, 1), (0, 2), (2, 3)], [(0, 0), (0, 2), (0, 1)]],  # out [B, L, H, Ev], lse [B, H, L]
+    "sdpa_forward_packed": [[(0, 0), (0, 1), _S, _S], [(0, 0), _S, (0, 1)]],
+    "sdpa_backward": [[(1, d) for d in range(4)], [(2, d) for d in range(4)], [(3, d) for d in range(4)]],
+    "sdpa_backward_packed": [[(1, 0), (1, 1), _S]],
+}
 
 
 def _constant(v: ir.Value, what: str, at: ir.Operation) -> bool | float | None:
@@ -153,9 +164,10 @@ class TorchAttention(SymPass):
         with ir.InsertionPoint(o), o.location:
             ins = [_to_builtin(o.operands[i], o)[0] for i in range(n)]
             callee = library_declaration(module, o, kind, [v.type for v in ins], results, decls)
+            dims = ir.ArrayAttr.get([ir.DenseI64ArrayAttr.get([x for pair in r for x in pair]) for r in _RESULT_DIMS[kind]])
             call = ir.Operation.create("func.call", results=results, operands=ins, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(callee), "sym.causal": ir.BoolAttr.get(bool(causal)),
-                "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale)), **attrs})
+                "sym.scale": ir.FloatAttr.get(ir.F64Type.get(), float(scale)), RESULT_DIMS_ATTR: dims, **attrs})
             for r, b in zip(o.results, call.results):
                 back = ir.Operation.create("torch_c.from_builtin_tensor", results=[r.type], operands=[b]).result
                 r.replace_all_uses_with(back)

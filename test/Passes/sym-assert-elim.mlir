@@ -342,3 +342,32 @@ module attributes {sym.ranges = {s0 = "2:"}} {
     return %1 : index
   }
 }
+
+// -----
+
+// A library call's results have its operands' sizes (`sym.result_dims`, sym-torch-attention's
+// training attention): the packed backward's [B, L, 3 * H * E] result has dims 0, 1 of operand 1
+// (q), so its size check against the SymInts goes; a dim the attribute does not give (-1) is unknown.
+// CHECK-LABEL: func.func @library_call_result_dims
+// CHECK-NOT:   cf.assert {{.*}}"B * L"
+// CHECK:       cf.assert {{.*}}"unknown dim"
+func.func @library_call_result_dims(%g: tensor<?x?x4x16xf32> {sym.dims = ["s0", "s1", "4", "16"]}, %q: tensor<?x?x4x16xf32> {sym.dims = ["s0", "s1", "4", "16"]}, %lse: tensor<?x4x?xf32> {sym.dims = ["s0", "4", "s1"]}, %b: i64 {sym.int = "s0"}, %l: i64 {sym.int = "s1"}) -> tensor<?x?x192xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = call @__sym_sdpa_backward_packed_0(%g, %q, %q, %q, %g, %lse) {sym.causal = true, sym.result_dims = [array<i64: 1, 0, 1, 1, -1, -1>], sym.scale = 1.250000e-01 : f64} : (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x4x?xf32>) -> tensor<?x?x192xf32>
+  %d0 = tensor.dim %r, %c0 : tensor<?x?x192xf32>
+  %d1 = tensor.dim %r, %c1 : tensor<?x?x192xf32>
+  %n = arith.muli %d0, %d1 : index
+  %bi = arith.index_cast %b : i64 to index
+  %li = arith.index_cast %l : i64 to index
+  %bl = arith.muli %bi, %li : index
+  %ok = arith.cmpi eq, %n, %bl : index
+  cf.assert %ok, "B * L"
+  %u = call @__sym_other_0(%q) {sym.result_dims = [array<i64: -1, -1>]} : (tensor<?x?x4x16xf32>) -> tensor<?xf32>
+  %du = tensor.dim %u, %c0 : tensor<?xf32>
+  %ok2 = arith.cmpi eq, %du, %bi : index
+  cf.assert %ok2, "unknown dim"
+  return %r : tensor<?x?x192xf32>
+}
+func.func private @__sym_sdpa_backward_packed_0(tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x4x?xf32>) -> tensor<?x?x192xf32> attributes {sym.library_call = "sdpa_backward_packed"}
+func.func private @__sym_other_0(tensor<?x?x4x16xf32>) -> tensor<?xf32> attributes {sym.library_call = "other"}

@@ -71,7 +71,8 @@ func.func @causal_not_constant(%q: !torch.vtensor<[1,4,?,64],f32>, %c: !torch.bo
 // CHECK-DAG:   %[[Q:.+]] = torch_c.to_builtin_tensor %arg0
 // CHECK-DAG:   %[[K:.+]] = torch_c.to_builtin_tensor %arg1
 // CHECK-DAG:   %[[V:.+]] = torch_c.to_builtin_tensor %arg2
-// CHECK:       %[[R:.+]]:2 = call @__sym_sdpa_forward_0(%[[Q]], %[[K]], %[[V]]) {sym.causal = true, sym.scale = 2.500000e-01 : f64}
+// sym.result_dims: out [B, L, H, Ev] has q's dims 0-2 and v's dim 3, lse [B, H, L] q's dims 0, 2, 1.
+// CHECK:       %[[R:.+]]:2 = call @__sym_sdpa_forward_0(%[[Q]], %[[K]], %[[V]]) {sym.causal = true, sym.result_dims = [array<i64: 0, 0, 0, 1, 0, 2, 2, 3>, array<i64: 0, 0, 0, 2, 0, 1>], sym.scale = 2.500000e-01 : f64}
 // CHECK-DAG:   %[[O:.+]] = torch_c.from_builtin_tensor %[[R]]#0 : tensor<?x?x4x16xf32> -> !torch.vtensor<[?,?,4,16],f32>
 // CHECK-DAG:   %[[L:.+]] = torch_c.from_builtin_tensor %[[R]]#1 : tensor<?x4x?xf32> -> !torch.vtensor<[?,4,?],f32>
 // CHECK-NOT:   torch.operator
@@ -89,9 +90,9 @@ func.func @training_forward(%q: !torch.vtensor<[?,?,4,16],f32>, %k: !torch.vtens
 // Two backward calls of one signature share a declaration; the packed backward (dq, dk, dv as one
 // [B, L, 3 * H * E] tensor) has its own kind.
 // CHECK-LABEL: func.func @training_backward
-// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, sym.scale = 1.250000e-01 : f64}
-// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, sym.scale = 1.250000e-01 : f64}
-// CHECK:       call @__sym_sdpa_backward_packed_1({{.*}}) {sym.causal = true, sym.scale = 1.250000e-01 : f64}
+// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, sym.result_dims = [array<i64: 1, 0, 1, 1, 1, 2, 1, 3>, array<i64: 2, 0, 2, 1, 2, 2, 2, 3>, array<i64: 3, 0, 3, 1, 3, 2, 3, 3>], sym.scale = 1.250000e-01 : f64}
+// CHECK:       call @__sym_sdpa_backward_0({{.*}}) {sym.causal = false, {{.*}}}
+// CHECK:       call @__sym_sdpa_backward_packed_1({{.*}}) {sym.causal = true, sym.result_dims = [array<i64: 1, 0, 1, 1, -1, -1>], sym.scale = 1.250000e-01 : f64}
 // CHECK-NOT:   torch.operator
 // CHECK:       func.func private @__sym_sdpa_backward_0({{.*}}) -> (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>) attributes {sym.library_call = "sdpa_backward"}
 // CHECK-NEXT:  func.func private @__sym_sdpa_backward_packed_1({{.*}}) -> tensor<?x?x192xf32> attributes {sym.library_call = "sdpa_backward_packed"}
@@ -111,5 +112,31 @@ func.func @training_scale_not_constant(%q: !torch.vtensor<[?,?,4,16],f32>, %s: !
   %true = torch.constant.bool true
   // expected-error @+1 {{torch.mlir_sym.attention_forward: scale is not a constant}}
   %0:2 = torch.operator "torch.mlir_sym.attention_forward"(%q, %q, %q, %true, %s) : (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,?,4,16],f32>, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
+  return %0#0 : !torch.vtensor<[?,?,4,16],f32>
+}
+
+// -----
+
+// The packed forward takes the projection q, k, v are the heads of, and the number of heads
+// (`sym.heads`); its results' static dims have no operand dim (-1).
+// CHECK-LABEL: func.func @training_forward_packed
+// CHECK:       %[[X:.+]] = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,?,192],f32> -> tensor<?x?x192xf32>
+// CHECK:       call @__sym_sdpa_forward_packed_0(%[[X]]) {sym.causal = true, sym.heads = 4 : i64, sym.result_dims = [array<i64: 0, 0, 0, 1, -1, -1, -1, -1>, array<i64: 0, 0, -1, -1, 0, 1>], sym.scale = 2.500000e-01 : f64} : (tensor<?x?x192xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x4x?xf32>)
+// CHECK:       func.func private @__sym_sdpa_forward_packed_0(tensor<?x?x192xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x4x?xf32>) attributes {sym.library_call = "sdpa_forward_packed"}
+func.func @training_forward_packed(%x: !torch.vtensor<[?,?,192],f32>) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>) {
+  %int4 = torch.constant.int 4
+  %true = torch.constant.bool true
+  %scale = torch.constant.float 2.500000e-01
+  %0:2 = torch.operator "torch.mlir_sym.attention_forward_packed"(%x, %int4, %true, %scale) : (!torch.vtensor<[?,?,192],f32>, !torch.int, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
+  return %0#0, %0#1 : !torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>
+}
+
+// -----
+
+func.func @training_heads_not_constant(%x: !torch.vtensor<[?,?,192],f32>, %h: !torch.int) -> !torch.vtensor<[?,?,4,16],f32> {
+  %true = torch.constant.bool true
+  %scale = torch.constant.float 2.500000e-01
+  // expected-error @+1 {{torch.mlir_sym.attention_forward_packed: heads is not a constant}}
+  %0:2 = torch.operator "torch.mlir_sym.attention_forward_packed"(%x, %h, %true, %scale) : (!torch.vtensor<[?,?,192],f32>, !torch.int, !torch.bool, !torch.float) -> (!torch.vtensor<[?,?,4,16],f32>, !torch.vtensor<[?,4,?],f32>)
   return %0#0 : !torch.vtensor<[?,?,4,16],f32>
 }

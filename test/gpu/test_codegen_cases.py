@@ -117,6 +117,18 @@ def test_training_attention_is_library_calls_on_views(monkeypatch):
     assert "rt.library_einsum" not in forward + backward
 
 
+def test_training_attention_results_sizes_are_known(monkeypatch):
+    """The projection's gradient from the packed backward feeds the products of the projection's
+    backward, whose size checks torch-mlir writes on it: proven from the call's operands
+    (`sym.result_dims`, sym-assert-elim), so the backward is one block (no branch splitting the host
+    program, which also kept the bias gradients' copies into their outputs)."""
+    w = torch.randn(32, 192, requires_grad=True)
+    _, backward = _training_code(monkeypatch, lambda x, w: _heads_attention(x @ w).sum(),
+                                 torch.randn(2, 10, 32, requires_grad=True), w)
+    assert "rt.library_sdpa_backward_packed" in backward
+    assert "_b = " not in backward
+
+
 def test_training_attention_of_separate_projections(monkeypatch):
     """q, k, v from three projections: the forward calls the unpacked kernel on [B, L, H, E] views
     read in place (the transposes to that layout and back cancel, fx_rewrites.composed_permutes:
