@@ -47,12 +47,23 @@ class VerifyBackendContract(SymPass):
                 call.erase()
             # the ops' diagnostics reach the caller's handlers as they are; upstream's summary at the
             # probe module's location does not (it would name a module that is not the caller's)
-            handler = op.context.attach_diagnostic_handler(lambda d: d.message.startswith("Module does not conform"))
+            seen: list[str] = []
+
+            def handle(d) -> bool:
+                seen.append(d.message)
+                return d.message.startswith("Module does not conform")
+
+            handler = op.context.attach_diagnostic_handler(handle)
             try:
                 PassManager.parse(f"builtin.module({UPSTREAM})").run(probe)
-            except ir.MLIRError:
+            except ir.MLIRError as e:
+                # what the run kept (the probe failing the verifier, e.g. an op a pass before made
+                # invalid) is emitted again; the check's own diagnostics have reached the caller
+                for d in e.error_diagnostics:
+                    d.location.emit_error(d.message)
                 err = PassError("the module does not conform to the linalg-on-tensors backend contract")
-                err.emitted = True  # type: ignore[attr-defined]
+                located = e.error_diagnostics or [m for m in seen if not m.startswith("Module does not conform")]
+                err.emitted = bool(located)  # type: ignore[attr-defined]  (else the registry says this much)
                 raise err from None
             finally:
                 handler.detach()

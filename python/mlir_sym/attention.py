@@ -377,7 +377,7 @@ def _projection(bound: dict[str, Any]) -> fx.Node | None:
     """The tensor X [B, L, 3 * H * E] (contiguous) that q, k, v [B, H, L, E] are the heads of, as
     `heads_of(X, H)` transposed (`q, k, v = X.split(H * E, -1)`, each viewed [B, L, H, E] and
     transposed: GPT-style self-attention), found through view ops and checked on the fake values'
-    sizes, strides and storage offsets; else None."""
+    sizes, strides, storage and storage offsets; else None."""
     q, k, v = (bound[n] for n in ("query", "key", "value"))
     qv = _val(q)
     b, heads, length, e = qv.shape
@@ -389,6 +389,13 @@ def _projection(bound: dict[str, Any]) -> fx.Node | None:
         return None
     xv = _val(x)
     if not _same_dims(xv.stride(), (length * width, width, 1)):
+        return None
+    # views of X itself, not of a copy on the way (a reshape or an indexing that copies gives a fresh
+    # buffer whose strides and offsets can look the same)
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    base = StorageWeakRef(xv.untyped_storage())
+    if any(StorageWeakRef(_val(t).untyped_storage()) != base for t in (q, k, v)):
         return None
     for i, t in enumerate((qv, _val(k), _val(v))):
         if not (_same_dims(t.shape, qv.shape) and _same_dims(t.stride(), (length * width, e, width, 1))
@@ -562,7 +569,14 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
             t = e(aten.permute.default, t, [0, 2, 1, 3])
             if dtype != torch.float32:
                 t = e(prims.convert_element_type.default, t, torch.float32)
-            return e(prims.collapse.default, t, 0, 1)
+            # a reshape to sizes read from the tensor, not prims.collapse: a backward's incoming grad
+            # may have a dynamic batch dim in its type whose value the ShapeEnv fixed (1), and
+            # collapse_shape's verifier rejects a static product of a dynamic dim
+            return merge(t)
+
+        def merge(t: fx.Node) -> fx.Node:  # dims 0 and 1 as one
+            rest = [e.size(t, d) for d in range(2, _val(t).dim())]
+            return e(aten.reshape.default, t, [e.scalar(operator.mul, e.size(t, 0), e.size(t, 1)), *rest])
 
         def back(t: fx.Node) -> fx.Node:  # [B * H, L, E] -> [B, L, H, E] in the inputs' dtype
             t = e(aten.view.default, t, [b, heads, e.size(t, 1), e.size(t, 2)])
@@ -589,7 +603,7 @@ def expand_attention_training(graph: fx.Graph, keep: bool = False) -> int:
             results = (back(out), lse)
         else:
             g, q, k, v, o = (heads_first(t) for t in tensors[:5])
-            lse = e(aten.unsqueeze.default, e(prims.collapse.default, tensors[5], 0, 1), -1)
+            lse = e(aten.unsqueeze.default, merge(tensors[5]), -1)
             p = e(aten.exp.default, e(aten.sub.Tensor, scores(q, k), lse))
             dv = e(aten.bmm.default, e(aten.transpose.int, p, 1, 2), g)
             dp = e(aten.bmm.default, g, e(aten.transpose.int, v, 1, 2))

@@ -14,6 +14,8 @@ placeholder names), so binding is done here from each placeholder's FakeTensor s
 """
 from __future__ import annotations
 
+import contextlib
+
 import logging
 import operator
 from dataclasses import dataclass, field
@@ -316,6 +318,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
     graph.eliminate_dead_code()
     graph.lint()
 
+    _fixed_input_dims_static(graph, shape_env)
     ctx = make_context()
     importer = FxImporter(context=ctx)
     try:
@@ -392,6 +395,36 @@ def _derive_float_scalars(graph: fx.Graph, shape_env) -> list[sympy.Basic]:
     if exprs:
         graph.eliminate_dead_code()
     return exprs
+
+
+def _fixed_input_dims_static(graph: fx.Graph, shape_env) -> None:
+    """Input dims whose SymInt the ShapeEnv fixed to a number are that number in the function's type.
+    torch-mlir types a SymInt dim `?` whatever its value, while ops the importer writes take their
+    types from fake values that fold it: a backward's incoming grad of batch `s0 - 1` with s0 = 2
+    was `?x2x...` collapsed into a static 2, which collapse_shape's verifier rejects. The sizes the
+    runtime reads and checks (`Source`s, `sym.dims`) are unchanged."""
+    for ph in graph.nodes:
+        if ph.op != "placeholder":
+            continue
+        val = ph.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not any(isinstance(d, torch.SymInt) for d in val.shape):
+            continue
+        sizes = [_fixed(d, shape_env) for d in val.shape]
+        if all(isinstance(d, torch.SymInt) for d in sizes) or not any(
+                isinstance(a, torch.SymInt) and isinstance(b, int) for a, b in zip(val.shape, sizes)):
+            continue
+        strides = [_fixed(st, shape_env) for st in val.stride()]
+        with val.fake_mode if hasattr(val, "fake_mode") else contextlib.nullcontext():
+            ph.meta["val"] = torch.empty_strided(sizes, strides, dtype=val.dtype, device=val.device)
+        ph.meta.pop("tensor_meta", None)  # torch-mlir's importer reads it before `val`
+
+
+def _fixed(size: Any, shape_env) -> Any:
+    """`size` as an int when the ShapeEnv fixed its symbols' value, else itself."""
+    if not isinstance(size, torch.SymInt):
+        return size
+    expr = _expr(size, shape_env)
+    return int(expr) if getattr(expr, "is_Integer", False) else size
 
 
 def _storage(val: Any):

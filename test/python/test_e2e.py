@@ -184,6 +184,75 @@ def test_training_step_with_attention_as_forward_and_backward_ops(monkeypatch):
     _assert_clean()
 
 
+def _heads_from_a_copy(y, b, length, heads, e):
+    """q, k, v from a copy of the projection (a reshape that copies): not its heads in place."""
+    y = y.view(b, length, heads, 3, e).transpose(2, 3).reshape(b, length, 3, heads * e)
+    return [y[:, :, i].view(b, length, heads, e).transpose(1, 2) for i in range(3)]
+
+
+def _heads_reordered(y, b, length, heads, e):
+    """k, q, v stored in that order, picked by an index (a copy)."""
+    return y.view(b, length, 3, heads, e)[:, :, [1, 0, 2]].permute(2, 0, 3, 1, 4).unbind(0)
+
+
+def _heads_split(y, b, length, heads, e):
+    return [z.view(b, length, heads, e).transpose(1, 2) for z in y.split(heads * e, -1)]
+
+
+@pytest.mark.parametrize("heads_of", [_heads_split, _heads_from_a_copy, _heads_reordered])
+def test_training_attention_of_one_projection(monkeypatch, heads_of):
+    """Attention of heads taken from one projection (attention.py `_projection`): GPT-style splits
+    are attention_forward_packed on the projection; heads taken from a copy of it (a reshape or an
+    index that copies, whose strides and offsets look the same) must not be, or the op reads the
+    projection instead of the copy (a review found both wrong by up to 2.4)."""
+    monkeypatch.setattr(backend.config, "attention_grad_op", "all")
+    torch.manual_seed(0)
+    proj = nn.Linear(16, 3 * 2 * 8)
+
+    def f(x):
+        y = proj(x)
+        q, k, v = heads_of(y, y.shape[0], y.shape[1], 2, 8)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for b, length in ((2, 5), (3, 9)):
+        x = torch.randn(b, length, 16, requires_grad=True)
+        want = f(x)
+        (gx,) = torch.autograd.grad(want.sum(), x)
+        got = compiled(x)
+        (cx,) = torch.autograd.grad(got.sum(), x)
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(cx, gx, atol=1e-5, rtol=1e-5)
+    assert backend.stats.attention_grad_ops == 1
+    _assert_clean()
+
+
+def test_training_attention_where_a_size_is_fixed_to_one(monkeypatch):
+    """`x[1:]` of a batch of 2 is a batch of 1: the second size recompiles with the batch fixed, and
+    the backward's incoming grad had a `?` batch in its MLIR type while the expansion's reshapes were
+    typed from fake values that fold it to 1 (a collapse_shape of `?x2` into a static 2, which the
+    verifier rejects). Input dims fixed to a number are static in the function's type
+    (importer._fixed_input_dims_static); a review found the failure."""
+    monkeypatch.setattr(backend.config, "attention_grad_op", "all")
+
+    def f(x):
+        x = x[1:]
+        b, length, _ = x.shape
+        q, k, v = (t.view(b, length, 2, 8).transpose(1, 2) for t in x.split(16, -1))
+        return F.scaled_dot_product_attention(q, k, v)
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for shape in ((3, 5, 48), (2, 7, 48)):
+        x = torch.randn(*shape, requires_grad=True)
+        want = f(x)
+        (gx,) = torch.autograd.grad(want.sum(), x)
+        got = compiled(x)
+        (cx,) = torch.autograd.grad(got.sum(), x)
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(cx, gx, atol=1e-5, rtol=1e-5)
+    _assert_clean()
+
+
 @pytest.mark.parametrize("causal", [True, False])
 def test_attention_training_ops_match_autograd(causal):
     """The eager kernels of attention_forward / attention_backward / attention_backward_packed (q, k, v
