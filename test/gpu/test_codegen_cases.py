@@ -161,6 +161,38 @@ def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
     assert "rt.library_sdpa_backward_packed" not in backward
 
 
+def _cross_attention(x, y):
+    """q from x [B, L, 64], k and v from y [B, S, 128] (another length)."""
+    b, t, _ = x.shape
+    s = y.shape[1]
+    q = x.view(b, t, 4, 16).transpose(1, 2)
+    k, v = (z.view(b, s, 4, 16).transpose(1, 2) for z in y.split(64, -1))
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v).sum()
+
+
+@pytest.mark.parametrize("form", ["bf16_packed", "cross_attention", "head_dim_128"])
+def test_training_attention_forms_lower(monkeypatch, form):
+    """Other forms of differentiated attention lower to the library calls on the GPU: a bf16
+    projection (half operands, a float32 log-sum-exp), cross attention (key length other than the
+    query's: the results' sizes from q and v, `sym.result_dims`), a head dim of 128."""
+    if form == "bf16_packed":
+        args, f, call = (torch.randn(2, 10, 192, dtype=torch.bfloat16, requires_grad=True),), \
+            lambda qkv: _heads_attention(qkv).float().sum(), "rt.library_sdpa_forward_packed(True, 0.25, ('bfloat16',),"
+    elif form == "cross_attention":
+        args, f, call = (torch.randn(2, 10, 64, requires_grad=True), torch.randn(2, 7, 128, requires_grad=True)), \
+            _cross_attention, "rt.library_sdpa_forward(False, 0.25,"
+    else:
+        def f(qkv):
+            b, t, _ = qkv.shape
+            q, k, v = (z.view(b, t, 2, 128).transpose(1, 2) for z in qkv.split(256, -1))
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+        args, call = (torch.randn(2, 10, 768, requires_grad=True),), f"rt.library_sdpa_forward_packed(True, {1.0 / 128 ** 0.5!r},"
+    forward, backward = _training_code(monkeypatch, f, *args)
+    assert forward.count(call) == 1, forward
+    assert "rt.library_sdpa_backward" in backward
+    assert "_b = " not in forward + backward
+
+
 def test_saved_attention_output_is_one_buffer(monkeypatch):
     """The forward saves attention's output twice, as an alias for attention's backward and flattened
     for the projection's weight gradient: the second is a view of the first output (importer
