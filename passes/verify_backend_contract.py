@@ -59,10 +59,11 @@ class VerifyBackendContract(SymPass):
             except ir.MLIRError as e:
                 # what the run kept (the probe failing the verifier, e.g. an op a pass before made
                 # invalid) is emitted again; the check's own diagnostics have reached the caller
-                for d in e.error_diagnostics:
+                kept = [d for d in e.error_diagnostics if not d.message.startswith("Module does not conform")]
+                for d in kept:
                     d.location.emit_error(d.message)
                 err = PassError("the module does not conform to the linalg-on-tensors backend contract")
-                located = e.error_diagnostics or [m for m in seen if not m.startswith("Module does not conform")]
+                located = kept or [m for m in seen if not m.startswith("Module does not conform")]
                 err.emitted = bool(located)  # type: ignore[attr-defined]  (else the registry says this much)
                 raise err from None
             finally:
