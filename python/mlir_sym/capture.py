@@ -9,7 +9,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import sympy
 import torch
@@ -60,8 +60,8 @@ def compile_graph(
 
     check_supported(ig)
     source_ir = ig.module.operation.get_asm(large_elements_limit=16)
-    variants = [_compile_variant(ig, name, spec, stats)
-                for spec in variant_specs(ig, specializations, specialize_hints)]
+    variants = compile_variants(ig, name, variant_specs(ig, specializations, specialize_hints),
+                                lambda spec: _compile_variant(ig, name, spec, stats))
     artifact = build_artifact(ig, name, variants, source_ir, stats)
     log.info("compiled %s (%d variants): import %.3fs, lower %.3fs, jit %.3fs", name, len(variants),
              stats.import_s, stats.lower_s, stats.jit_s)
@@ -181,6 +181,25 @@ def variant_specs(ig: ImportedGraph, specializations: Sequence[dict[str, int]], 
         if hints:
             specs.append(hints)
     return specs + [{}]
+
+
+def compile_variants(ig: ImportedGraph, name: str, specs: list[dict[str, int]],
+                     compile_one: Callable[[dict[str, int]], Variant]) -> list[Variant]:
+    """`compile_one` of each spec (`variant_specs`' order). A specialized variant that does not
+    lower is left out with a warning, the generic one (the last, `{}`) serving its sizes too: it is
+    a fast path, not needed for correctness (a backward graph under MLIR_SYM_SPECIALIZE=1 does not
+    lower: `sym-specialize` makes argument types static and results stay dynamic). The generic
+    variant's failure is raised."""
+    out = []
+    for spec in specs:
+        try:
+            out.append(compile_one(spec))
+        except (UnsupportedOpError, LoweringError) as e:
+            if not spec:
+                raise
+            log.warning("mlir_sym: graph %s: the variant specialized to %s does not lower; the generic "
+                        "variant serves those sizes (%s)", name, spec, str(e).splitlines()[0])
+    return out
 
 
 def variant_modules(ig: ImportedGraph, spec: dict[str, int]) -> tuple[str, ir.Module, ir.Module]:

@@ -32,7 +32,7 @@ from torch_mlir import ir
 
 from mlir_sym.capture import (
     CompileStats, UnsupportedOpError, _assert_msgs, _func, build_artifact, check_supported, torch_to_linalg,
-    variant_modules, variant_specs,
+    compile_variants, variant_modules, variant_specs,
 )
 from mlir_sym import timing
 from mlir_sym.codegen import code_cache, cubin
@@ -83,8 +83,8 @@ def compile_graph(
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     cpu_inputs = [i for i, n in enumerate(placeholders)
                   if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].device.type == "cpu"]
-    variants = [_compile_variant(ig, name, spec, stats, device, cpu_inputs)
-                for spec in variant_specs(ig, specializations, specialize_hints)]
+    variants = compile_variants(ig, name, variant_specs(ig, specializations, specialize_hints),
+                                lambda spec: _compile_variant(ig, name, spec, stats, device, cpu_inputs))
     artifact = build_artifact(ig, name, variants, source_ir, stats, device)
     artifact.gpu = variants[-1].keepalive["gpu"]  # generic variant: host source, PTX, kernels (inspection)
     log.info("compiled %s for %s (%d variants, %d kernels): import %.3fs, lower %.3fs, ptx+load %.3fs",

@@ -31,6 +31,27 @@ def test_hint_variant_serves_hot_size_and_generic_serves_the_rest(monkeypatch):
     assert any(kind == "guard" and origin.startswith("specialized") for kind, _, origin in art.variants[0].checks)
 
 
+def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, caplog):
+    """A backward graph's variant specialized to the traced sizes does not lower (sym-specialize makes
+    argument types static while results stay dynamic): it is left out with a warning, and the
+    generic variant serves every size; before, the backward of any training step failed under
+    MLIR_SYM_SPECIALIZE=1 (a review found it)."""
+    _fresh()
+    monkeypatch.setattr(backend.config, "specialize_hints", True)
+    h = lambda x, w: (x * w).sum(0)  # noqa: E731
+    f = torch.compile(h, backend="mlir_sym", dynamic=True)
+    for n, m in ((3, 4), (5, 6)):
+        x, w = torch.randn(n, m, requires_grad=True), torch.randn(m, requires_grad=True)
+        got = f(x, w)
+        gx, gw = torch.autograd.grad(got.sum(), (x, w))
+        want = h(x, w)
+        wx, ww = torch.autograd.grad(want.sum(), (x, w))
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(gx, wx)
+        torch.testing.assert_close(gw, ww)
+    assert "does not lower; the generic variant serves those sizes" in caplog.text
+
+
 def test_without_specialization_one_generic_variant():
     _fresh()
     f = torch.compile(_fn, backend="mlir_sym", dynamic=True)
