@@ -26,7 +26,7 @@ from training import TinyLM  # noqa: E402
 
 # the host programs' calls (torch_einsum is library_einsum's fallback: timed within its caller's row)
 _WRAPPED = ("launch", "library_einsum", "library_attention", "library_conv", "library_sort", "library_scan",
-            "library_scatter", "library_sdpa_forward", "library_sdpa_backward", "library_sdpa_backward_packed")
+            "library_scatter", "library_sdpa")
 
 
 def _label(what: str) -> str:

@@ -109,11 +109,11 @@ def test_training_attention_is_library_calls_on_views(monkeypatch):
     gradient (dq, dk, dv in one buffer)."""
     forward, backward = _training_code(monkeypatch, lambda qkv: _heads_attention(qkv).sum(),
                                        torch.randn(2, 10, 192, requires_grad=True))
-    assert forward.count("rt.library_sdpa_forward_packed(True, 0.25, ('float32',),") == 1
+    assert forward.count("rt.library_sdpa('forward_packed', True, 0.25, ('float32',),") == 1
     assert "heads=4)" in forward
-    assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
-    assert backward.count("rt.library_sdpa_backward_packed(True, 0.25,") == 1
-    assert "rt.library_sdpa_backward(" not in backward
+    assert forward.index("rt.library_sdpa(") < forward.index("rt.launch")
+    assert backward.count("rt.library_sdpa('backward_packed', True, 0.25,") == 1
+    assert "rt.library_sdpa('backward', " not in backward
     assert "rt.library_einsum" not in forward + backward
 
 
@@ -125,7 +125,7 @@ def test_training_attention_results_sizes_are_known(monkeypatch):
     w = torch.randn(32, 192, requires_grad=True)
     _, backward = _training_code(monkeypatch, lambda x, w: _heads_attention(x @ w).sum(),
                                  torch.randn(2, 10, 32, requires_grad=True), w)
-    assert "rt.library_sdpa_backward_packed" in backward
+    assert "rt.library_sdpa('backward_packed'" in backward
     assert "_b = " not in backward
 
 
@@ -140,9 +140,9 @@ def test_training_attention_of_separate_projections(monkeypatch):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
 
     forward, backward = _training_code(monkeypatch, f, *(torch.randn(2, 10, 64, requires_grad=True) for _ in range(3)))
-    assert forward.count("rt.library_sdpa_forward(True, 0.25,") == 1
-    assert forward.index("rt.library_sdpa_forward") < forward.index("rt.launch")
-    assert backward.count("rt.library_sdpa_backward(True, 0.25,") == 1
+    assert forward.count("rt.library_sdpa('forward', True, 0.25,") == 1
+    assert forward.index("rt.library_sdpa(") < forward.index("rt.launch")
+    assert backward.count("rt.library_sdpa('backward', True, 0.25,") == 1
 
 
 def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
@@ -157,8 +157,8 @@ def test_grads_concatenated_in_another_layout_are_not_packed(monkeypatch):
 
     # static sizes: with a symbolic length Dynamo's heads dim is `s // (s // 4)`, which takes the math form
     _, backward = _training_code(monkeypatch, f, torch.randn(2, 40, 48, requires_grad=True), dynamic=False)
-    assert "rt.library_sdpa_backward(" in backward
-    assert "rt.library_sdpa_backward_packed" not in backward
+    assert "rt.library_sdpa('backward', " in backward
+    assert "rt.library_sdpa('backward_packed'" not in backward
 
 
 def _cross_attention(x, y):
@@ -177,19 +177,19 @@ def test_training_attention_forms_lower(monkeypatch, form):
     query's: the results' sizes from q and v, `sym.result_dims`), a head dim of 128."""
     if form == "bf16_packed":
         args, f, call = (torch.randn(2, 10, 192, dtype=torch.bfloat16, requires_grad=True),), \
-            lambda qkv: _heads_attention(qkv).float().sum(), "rt.library_sdpa_forward_packed(True, 0.25, ('bfloat16',),"
+            lambda qkv: _heads_attention(qkv).float().sum(), "rt.library_sdpa('forward_packed', True, 0.25, ('bfloat16',),"
     elif form == "cross_attention":
         args, f, call = (torch.randn(2, 10, 64, requires_grad=True), torch.randn(2, 7, 128, requires_grad=True)), \
-            _cross_attention, "rt.library_sdpa_forward(False, 0.25,"
+            _cross_attention, "rt.library_sdpa('forward', False, 0.25,"
     else:
         def f(qkv):
             b, t, _ = qkv.shape
             q, k, v = (z.view(b, t, 2, 128).transpose(1, 2) for z in qkv.split(256, -1))
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
-        args, call = (torch.randn(2, 10, 768, requires_grad=True),), f"rt.library_sdpa_forward_packed(True, {1.0 / 128 ** 0.5!r},"
+        args, call = (torch.randn(2, 10, 768, requires_grad=True),), f"rt.library_sdpa('forward_packed', True, {1.0 / 128 ** 0.5!r},"
     forward, backward = _training_code(monkeypatch, f, *args)
     assert forward.count(call) == 1, forward
-    assert "rt.library_sdpa_backward" in backward
+    assert "rt.library_sdpa('backward" in backward
     assert "_b = " not in forward + backward
 
 

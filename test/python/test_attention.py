@@ -321,3 +321,34 @@ def test_causal_masks_switch(monkeypatch):
         torch._dynamo.reset()
         _run(f, (torch.randn(2, 3, 5, 8),), (torch.randn(2, 3, 9, 8),))
     assert seen == [1]  # the first compile only
+
+
+@pytest.mark.parametrize("kind", ["forward", "forward_packed", "backward", "backward_packed"])
+def test_runtime_training_attention_calls(monkeypatch, kind):
+    """The GPU runtime's `library_sdpa` (the host program's training attention calls), on the CPU
+    with the memory-efficient kernels stood in for by the CPU ops of attention.py: each kind takes
+    its operands (the packed forward the projection and `heads`) and returns contiguous results
+    equal to the custom ops'."""
+    from mlir_sym import attention
+    from mlir_sym.runtime.cuda import Runtime
+
+    monkeypatch.setattr(attention, "eager_attention_forward",
+                        lambda q, k, v, c, s: torch.ops.mlir_sym.attention_forward(q, k, v, c, s))
+    monkeypatch.setattr(attention, "eager_attention_backward",
+                        lambda *a, packed=False: (torch.ops.mlir_sym.attention_backward_packed(*a),) if packed
+                        else torch.ops.mlir_sym.attention_backward(*a))
+    g = torch.Generator().manual_seed(0)
+    qkv = torch.randn(2, 6, 3 * 2 * 8, generator=g)
+    q, k, v = attention.heads_of(qkv, 2)  # strided views of the projection, as the host passes them
+    out, lse = torch.ops.mlir_sym.attention_forward(q, k, v, True, 0.3)
+    dout = torch.randn(out.shape, generator=g)
+    want = {"forward": (out, lse), "forward_packed": (out, lse),
+            "backward": torch.ops.mlir_sym.attention_backward(dout, q, k, v, out, lse, True, 0.3),
+            "backward_packed": (torch.ops.mlir_sym.attention_backward_packed(dout, q, k, v, out, lse, True, 0.3),)}[kind]
+    args = {"forward": (q, k, v), "forward_packed": (qkv,)}.get(kind, (dout, q, k, v, out, lse))
+    extra = {"heads": 2} if kind == "forward_packed" else {}
+    got = Runtime.library_sdpa(kind, True, 0.3, tuple(str(a.dtype)[6:] for a in args), (None,) * len(args), *args, **extra)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a.is_contiguous()
+        torch.testing.assert_close(a, b)

@@ -535,7 +535,7 @@ class HostCodegen:
             self.library_calls += 1
             heads = f", heads={ir.IntegerAttr(op.attributes['sym.heads']).value}" if "sym.heads" in op.attributes else ""
             outs = [self._new(r) for r in op.results]
-            self._emit(ind, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = rt.library_sdpa_{kind}("
+            self._emit(ind, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = rt.library_sdpa({kind!r}, "
                             f"{causal}, {scale!r}, {dtypes!r}, ({', '.join(roots)},), {', '.join(args)}{heads})")
             return
         if callee.startswith(_ATTENTION):  # sym-gpu-attention's library branch

@@ -617,43 +617,26 @@ class Runtime:
         return None
 
     @staticmethod
-    def library_sdpa_forward(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
-        """Training attention's forward (sym-torch-attention's `sdpa_forward` call): (out [B, L, H, Ev],
-        lse [B, H, L] float32) of q, k, v [B, L|S, H, E] (tensors or descriptors, strided views read in
-        place) by PyTorch's memory-efficient kernel; both contiguous, the buffers the host program's
-        identity-layout results are."""
-        from mlir_sym.attention import eager_attention_forward
+    def library_sdpa(kind: str, causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any,
+                     heads: int | None = None) -> tuple:
+        """Training attention (sym-torch-attention's `sdpa_<kind>` calls) by PyTorch's memory-efficient
+        kernels (attention.eager_attention_forward / _backward), its operands tensors or descriptors
+        (strided views read in place, `dtypes` their element types):
+          forward:          (out [B, L, H, Ev], lse [B, H, L] float32) of q, k, v [B, L|S, H, E];
+          forward_packed:   the same of the heads of the projection [B, L, 3 * H * E] (`heads_of`);
+          backward:         (dq, dk, dv) from dout, q, k, v, out, lse;
+          backward_packed:  (dqkv,), their concatenation, which the kernel writes as one buffer.
+        The results are contiguous: the buffers of the host program's identity-layout results."""
+        from mlir_sym import attention
 
-        q, k, v = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
-        return tuple(_contiguous(t) for t in eager_attention_forward(q, k, v, causal, scale))
-
-    @staticmethod
-    def library_sdpa_forward_packed(causal: bool, scale: float, dtypes: tuple, roots: tuple, qkv: Any,
-                                    heads: int) -> tuple:
-        """`sdpa_forward_packed`: library_sdpa_forward of the heads of the projection `qkv`
-        [B, L, 3 * H * E] (attention.heads_of: views, read in place)."""
-        from mlir_sym.attention import eager_attention_forward, heads_of
-
-        q, k, v = heads_of(_as_tensor(qkv, dtypes[0], roots[0]), heads)
-        return tuple(_contiguous(t) for t in eager_attention_forward(q, k, v, causal, scale))
-
-    @staticmethod
-    def library_sdpa_backward(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
-        """Training attention's backward (`sdpa_backward`): (dq, dk, dv), contiguous, from dout, q, k,
-        v, out (all [B, L|S, H, E]) and lse [B, H, L] by PyTorch's memory-efficient kernel."""
-        from mlir_sym.attention import eager_attention_backward
-
-        g, q, k, v, o, lse = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
-        return tuple(_contiguous(t) for t in eager_attention_backward(g, q, k, v, o, lse, causal, scale))
-
-    @staticmethod
-    def library_sdpa_backward_packed(causal: bool, scale: float, dtypes: tuple, roots: tuple, *args: Any) -> tuple:
-        """`sdpa_backward_packed`: (dqkv [B, L, 3 * H * E],) the concatenation of dq, dk, dv, which the
-        memory-efficient kernel writes as one buffer (its shared storage)."""
-        from mlir_sym.attention import eager_attention_backward
-
-        g, q, k, v, o, lse = (_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots))
-        return tuple(_contiguous(t) for t in eager_attention_backward(g, q, k, v, o, lse, causal, scale, packed=True))
+        ts = [_as_tensor(a, d, r) for a, d, r in zip(args, dtypes, roots)]
+        if kind == "forward_packed":
+            ts, kind = list(attention.heads_of(ts[0], heads)), "forward"
+        if kind == "forward":
+            out = attention.eager_attention_forward(*ts, causal, scale)
+        else:
+            out = attention.eager_attention_backward(*ts, causal, scale, packed=kind == "backward_packed")
+        return tuple(_contiguous(t) for t in out)
 
     @staticmethod
     def library_conv(init: bool, layout: str, stride: tuple, padding: tuple, dilation: tuple, has_bias: bool,
