@@ -42,17 +42,23 @@ def _codegen(case: Case) -> list:
     return codes
 
 
-def _codegen_fn(fn, args, settings: dict | None = None, backward: bool = False) -> list:
-    """The generic variant's GPU code of every graph `fn` compiles to (Dynamo + AOTAutograd, dynamic);
-    with `backward`, its output's backward too (the last code is the backward graph's)."""
-    codes = []
-
+def _gpu_code_compiler(codes: list):
+    """An AOTAutograd graph compiler that appends each graph's generic GPU code to `codes` (and runs
+    the graph eagerly)."""
     def compiler(gm, _):
         ig = import_graph(gm, target="gpu")
         check_supported(ig)
         codes.append(codegen_variant(ig, "main", {}, CompileStats()))
         return make_boxed_func(gm.forward)
 
+    return compiler
+
+
+def _codegen_fn(fn, args, settings: dict | None = None, backward: bool = False) -> list:
+    """The generic variant's GPU code of every graph `fn` compiles to (Dynamo + AOTAutograd, dynamic);
+    with `backward`, its output's backward too (the last code is the backward graph's)."""
+    codes = []
+    compiler = _gpu_code_compiler(codes)
     torch._dynamo.reset()
     be = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
                       decompositions=_decompositions())
@@ -78,13 +84,7 @@ def _training_code(monkeypatch, f, *inputs, dynamic: bool = True) -> list[str]:
 
     monkeypatch.setattr(config, "attention_grad_op", "all")
     codes = []
-
-    def compiler(gm, _):
-        ig = import_graph(gm, target="gpu")
-        check_supported(ig)
-        codes.append(codegen_variant(ig, "main", {}, CompileStats()))
-        return make_boxed_func(gm.forward)
-
+    compiler = _gpu_code_compiler(codes)
     inner = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=_decompositions())
 
     def be(gm, example_inputs):

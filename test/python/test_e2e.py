@@ -184,6 +184,19 @@ def test_training_step_with_attention_as_forward_and_backward_ops(monkeypatch):
     _assert_clean()
 
 
+def _check_with_grad(f, shapes) -> None:
+    """f compiled (dynamic) against eager at each input shape: the output and the input's gradient."""
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for shape in shapes:
+        x = torch.randn(*shape, requires_grad=True)
+        want = f(x)
+        (gx,) = torch.autograd.grad(want.sum(), x)
+        got = compiled(x)
+        (cx,) = torch.autograd.grad(got.sum(), x)
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(cx, gx, atol=1e-5, rtol=1e-5)
+
+
 def _heads_from_a_copy(y, b, length, heads, e):
     """q, k, v from a copy of the projection (a reshape that copies): not its heads in place."""
     y = y.view(b, length, heads, 3, e).transpose(2, 3).reshape(b, length, 3, heads * e)
@@ -214,15 +227,7 @@ def test_training_attention_of_one_projection(monkeypatch, heads_of):
         q, k, v = heads_of(y, y.shape[0], y.shape[1], 2, 8)
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
-    for b, length in ((2, 5), (3, 9)):
-        x = torch.randn(b, length, 16, requires_grad=True)
-        want = f(x)
-        (gx,) = torch.autograd.grad(want.sum(), x)
-        got = compiled(x)
-        (cx,) = torch.autograd.grad(got.sum(), x)
-        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
-        torch.testing.assert_close(cx, gx, atol=1e-5, rtol=1e-5)
+    _check_with_grad(f, [(2, 5, 16), (3, 9, 16)])
     assert backend.stats.attention_grad_ops == 1
     _assert_clean()
 
@@ -241,15 +246,7 @@ def test_training_attention_where_a_size_is_fixed_to_one(monkeypatch):
         q, k, v = (t.view(b, length, 2, 8).transpose(1, 2) for t in x.split(16, -1))
         return F.scaled_dot_product_attention(q, k, v)
 
-    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
-    for shape in ((3, 5, 48), (2, 7, 48)):
-        x = torch.randn(*shape, requires_grad=True)
-        want = f(x)
-        (gx,) = torch.autograd.grad(want.sum(), x)
-        got = compiled(x)
-        (cx,) = torch.autograd.grad(got.sum(), x)
-        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
-        torch.testing.assert_close(cx, gx, atol=1e-5, rtol=1e-5)
+    _check_with_grad(f, [(3, 5, 48), (2, 7, 48)])
     _assert_clean()
 
 
