@@ -226,6 +226,16 @@ def ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
         op = parent
 
 
+def library_declarations(module: ir.Operation, kinds: tuple[str, ...] | None = None) -> dict[str, ir.Operation]:
+    """The module's declarations of runtime calls (`sym.library_call`), of `kinds` when given: name -> op."""
+    out = {}
+    for f in ops_named(module, {"func.func"}):
+        if "sym.library_call" in f.attributes and (
+                kinds is None or ir.StringAttr(f.attributes["sym.library_call"]).value in kinds):
+            out[ir.StringAttr(f.attributes["sym_name"]).value] = f
+    return out
+
+
 def library_declaration(module: ir.Operation, like: ir.Operation, kind: str, types: list, results: list,
                         decls: dict) -> str:
     """The name of the module's private declaration of runtime call `kind` (`sym.library_call`) with

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import ops_named
+from mlir_sym.passes._compute_common import library_declarations, ops_named
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 KINDS = ("sdpa_forward", "sdpa_forward_packed", "sdpa_backward", "sdpa_backward_packed")
@@ -54,9 +54,7 @@ class LibraryCallsToBuffers(SymPass):
     name = "sym-library-calls-to-buffers"
 
     def run(self, op: ir.Operation) -> None:
-        decls = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in ops_named(op, {"func.func"})
-                 if "sym.library_call" in f.attributes
-                 and ir.StringAttr(f.attributes["sym.library_call"]).value in KINDS}
+        decls = library_declarations(op, KINDS)
         if not decls:
             return
         converted: set[str] = set()

@@ -16,15 +16,14 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, tensor
 from torch_mlir.passmanager import PassManager
 
-from mlir_sym.passes._compute_common import ops_named
+from mlir_sym.passes._compute_common import library_declarations, ops_named
 from mlir_sym.passes.registry import PassError, SymPass, register
 
 UPSTREAM = "torch-verify-linalg-on-tensors-backend-contract"
 
 
 def _library_calls(module: ir.Operation) -> list[ir.Operation]:
-    decls = {ir.StringAttr(f.attributes["sym_name"]).value for f in ops_named(module, {"func.func"})
-             if "sym.library_call" in f.attributes}
+    decls = library_declarations(module)
     return [c for c in ops_named(module, {"func.call"}) if ir.FlatSymbolRefAttr(c.attributes["callee"]).value in decls]
 
 

@@ -410,8 +410,7 @@ def _fixed_input_dims_static(graph: fx.Graph, shape_env) -> None:
         if not isinstance(val, torch.Tensor) or not any(isinstance(d, torch.SymInt) for d in val.shape):
             continue
         sizes = [_fixed(d, shape_env) for d in val.shape]
-        if all(isinstance(d, torch.SymInt) for d in sizes) or not any(
-                isinstance(a, torch.SymInt) and isinstance(b, int) for a, b in zip(val.shape, sizes)):
+        if not any(isinstance(a, torch.SymInt) and isinstance(b, int) for a, b in zip(val.shape, sizes)):
             continue
         strides = [_fixed(st, shape_env) for st in val.stride()]
         with val.fake_mode if hasattr(val, "fake_mode") else contextlib.nullcontext():
