@@ -39,6 +39,7 @@ def add_model_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
 
 
 def main() -> None:
@@ -47,7 +48,6 @@ def main() -> None:
     ap.add_argument("--lengths", default="64,128,256,100")
     ap.add_argument("--backends", default="eager,inductor,mlir_sym")
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     ap.add_argument("--json", default="")
     ap.add_argument("--device", default="cuda", help="cuda (timings that count); cpu for a smoke test")
     ap.add_argument("--top", type=int, default=0, help="print each backend's N longest kernels at the last length")

@@ -112,8 +112,8 @@ def main() -> None:
     for be in [b for b in a.baselines.split(",") if b] + ["mlir_sym"]:
         torch._dynamo.reset()
         torch.manual_seed(0)
-        model = TinyLM(vocab=a.vocab, d=a.d, heads=a.d // 64, layers=a.layers).cuda()
-        model.pos = torch.nn.Embedding(a.length, a.d).cuda()
+        model = TinyLM(vocab=a.vocab, d=a.d, heads=a.d // 64, layers=a.layers).to("cuda", getattr(torch, a.dtype))
+        model.pos = torch.nn.Embedding(a.length, a.d).to("cuda", getattr(torch, a.dtype))
         run = model if be == "eager" else torch.compile(model, backend=be, dynamic=True)
         for _ in range(2):
             _step(run, ids, labels)
@@ -125,7 +125,7 @@ def main() -> None:
         else:
             rows, total = kernels_by_name(lambda: _step(run, ids, labels), a.steps)
             what = "GPU time of a step by kernel name (torch.profiler)"
-        print(f"\n## {be}: length {a.length}, batch {a.batch}, d {a.d}, {a.layers} layers, vocab {a.vocab}: "
+        print(f"\n## {be}: length {a.length}, batch {a.batch}, d {a.d}, {a.layers} layers, vocab {a.vocab}, {a.dtype}: "
               f"{total:.0f} µs: {what} ({len(rows)} rows)")
         for k, us in list(rows.items())[:a.top]:
             print(f"{us:8.1f}  {k}")

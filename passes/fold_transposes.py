@@ -17,7 +17,7 @@ Runs after elementwise fusion (reshapes are propagated by then), in two ways, un
   becomes the transpose's and its output map the composed one.
 
 A `linalg.matmul` / `linalg.batch_matmul` reading the transpose of a computed tensor (of one element
-type, floats) is first written as the `linalg.generic` it stands for, which then reads the
+type, floats, or half operands accumulated in float32) is first written as the `linalg.generic` it stands for, which then reads the
 transpose's input: the gradient of a tied output head, `grad_logits^T @ h`, was a kernel copying
 [tokens, vocab] transposed before the library call; cuBLAS reads the strided operand itself (the
 runtime's einsum). The transpose of a function argument (nn.Linear's weight) stays for
@@ -66,14 +66,18 @@ _CONTRACTIONS = {"linalg.matmul": 2, "linalg.batch_matmul": 3}  # named op -> it
 
 def _generalizable(o: ir.Operation) -> bool:
     """A named matmul on tensors whose operands share one float element type and whose body is the
-    plain `out + a * b` (no casts)."""
+    plain `out + a * b` (no casts), or whose inputs share one half type and accumulate in float32
+    (`out + extf(a) * extf(b)`: sym-matmul-half-operands' form of a bf16 / f16 product)."""
     types = [v.type for v in o.operands]
     if not all(isinstance(t, ir.RankedTensorType) for t in types) or len(o.results) != 1:
         return False
-    et = {str(ir.RankedTensorType(t).element_type) for t in types}
-    if len(et) != 1 or et.pop() not in ("f32", "f64", "f16", "bf16"):
-        return False
-    return [c.operation.name for c in o.regions[0].blocks[0].operations] == ["arith.mulf", "arith.addf", "linalg.yield"]
+    a, b, out = (str(ir.RankedTensorType(t).element_type) for t in types[:3])
+    body = [c.operation.name for c in o.regions[0].blocks[0].operations]
+    if a == b == out and out in ("f32", "f64", "f16", "bf16"):
+        return body == ["arith.mulf", "arith.addf", "linalg.yield"]
+    if a == b and a in ("f16", "bf16") and out == "f32":
+        return body == ["arith.extf", "arith.extf", "arith.mulf", "arith.addf", "linalg.yield"]
+    return False
 
 
 def _generalize(o: ir.Operation) -> ir.Operation:

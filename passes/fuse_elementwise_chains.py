@@ -23,8 +23,9 @@ A producer P is fused into a consumer C when:
     loop that P's loop k is: q's bias add read through the permute into heads), or, when P has no
     inputs and at most 6 body ops, through a broadcast (distinct loops and zeros: the aranges of a
     causal mask over [s, 1] and [1, s] at a dynamic batch; a zero's `linalg.index` is 0);
-    the fused generic still has an operand giving each loop's size, and, C being a reduction, is not
-    a contraction (`(x * y).sum(0)` stays our column reduction, not a library call torch would run);
+    every loop of C is an operand's dim or one of P's dims, and, C being a reduction, the fused
+    generic is not a contraction (`(x * y).sum(0)` stays our column reduction, not a library call
+    torch would run);
   - P's result has no other users but `tensor.dim`s (rewritten to the dims of P's `outs` operand once
     P is gone) and other such consumers; with several consumers each gets a copy of P's body (at most
     12 ops without calls, loading at most `max-reads` (2) tensors at every element, as
@@ -32,7 +33,10 @@ A producer P is fused into a consumer C when:
   - the bodies have no ops with regions.
 The fused generic takes P's inputs then C's other inputs (their maps unchanged: both iterate over
 the same space) and C's outputs; its body is P's body, whose yielded value replaces C's block
-argument, then C's body.
+argument, then C's body. A loop whose size only P's result gave (the row sum of cross entropy's
+one-hot gradient, made from [N, 1] targets over the vocabulary: a float32 [N, V] buffer written and
+read back) gets a 1-d `tensor.empty` of that size as an input the body never reads, which
+canonicalization folds away once the loop bounds are taken from it.
 
 Before:
   %a = linalg.generic {parallel} ins(%mm, %bias : tensor<?x?x32xf32>, tensor<32xbf16>) outs(%e0) { extf, addf }
@@ -45,7 +49,7 @@ After:
 from __future__ import annotations
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith
+from torch_mlir.dialects import arith, tensor
 
 from mlir_sym.passes._compute_common import (MAX_COPIED_READS, clone_remapped, compute_funcs, defining_op,
                                               full_reads, indexing_maps, new_generic, use_owner)
@@ -140,15 +144,34 @@ def _consumer(g: ir.Operation) -> bool:
     return all(len(o.operation.regions) == 0 for o in g.regions[0].blocks[0].operations)
 
 
-def _covers_loops(maps: list[ir.AffineMap]) -> bool:
-    """Whether every loop of a generic with these operand maps is some operand's dim (linalg infers
-    the loop sizes from those)."""
-    seen = {r.position for m in maps for r in m.results if isinstance(r, ir.AffineDimExpr)}
-    return bool(maps) and seen >= set(range(maps[0].n_dims))
-
-
 def _n_inputs(g: ir.Operation) -> int:
     return len(g.operands) - len(g.results)
+
+
+def _size_operands(p: ir.Operation, c: ir.Operation, perm: ir.AffineMap, maps: list[ir.AffineMap]) -> list | None:
+    """The inputs the fused generic needs besides `maps` (its other operands') for linalg to know
+    every loop's size: none when those cover the loops; else, for each loop only P's result had
+    (a reduction over the vocabulary of cross entropy's one-hot gradient, whose inputs are [N, 1]),
+    a 1-d `tensor.empty` of that size (P's `outs` dim) read through that loop and never loaded:
+    its dim folds to the size, and the empty tensor goes. None when a loop is no dim of P's."""
+    seen = {r.position for m in maps for r in m.results if isinstance(r, ir.AffineDimExpr)}
+    missing = [d for d in range(perm.n_dims) if d not in seen]
+    dims = [next((k for k, e in enumerate(perm.results) if isinstance(e, ir.AffineDimExpr) and e.position == d), None)
+            for d in missing]
+    if None in dims:
+        return None
+    sizes = []
+    init = p.operands[_n_inputs(p)]
+    t = ir.RankedTensorType(init.type)
+    for d, k in zip(missing, dims):
+        with ir.InsertionPoint(c), c.location:
+            if t.is_dynamic_dim(k):
+                n = tensor.DimOp(init, arith.ConstantOp(ir.IndexType.get(), k).result).result
+                e = tensor.EmptyOp([n], t.element_type).result
+            else:
+                e = tensor.EmptyOp([t.shape[k]], t.element_type).result
+        sizes.append((e, ir.AffineMap.get(perm.n_dims, 0, [ir.AffineDimExpr.get(d)])))
+    return sizes
 
 
 
@@ -188,11 +211,12 @@ class FuseElementwiseChains(SymPass):
             if any(str(cmaps[j]) != str(cmaps[i]) for j in reads):
                 continue
             pins = [_compose(m, cmaps[i]) for m in indexing_maps(p)[:_n_inputs(p)]]
-            if not _covers_loops(pins + [cmaps[j] for j in range(len(cmaps)) if j not in reads]):
-                continue  # P made the loops' sizes (no inputs): a reduction of it would lose them
             if _would_contract(p, c):
                 continue
-            fused = self._fuse(p, c, reads, pins, cmaps[i])
+            sizes = _size_operands(p, c, cmaps[i], pins + [cmaps[j] for j in range(len(cmaps)) if j not in reads])
+            if sizes is None:
+                continue
+            fused = self._fuse(p, c, reads, pins, cmaps[i], sizes)
             self.bump("generics-fused")
             return fused
         return None
@@ -225,18 +249,18 @@ class FuseElementwiseChains(SymPass):
 
     @staticmethod
     def _fuse(p: ir.Operation, c: ir.Operation, reads: list[int], pins: list[ir.AffineMap],
-              perm: ir.AffineMap) -> ir.Operation:
+              perm: ir.AffineMap, sizes: list) -> ir.Operation:
         p_in, c_in = _n_inputs(p), _n_inputs(c)
         init = p.operands[p_in]
         keep = [j for j in range(c_in) if j not in reads]
-        ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep]
+        ins = list(p.operands[:p_in]) + [c.operands[j] for j in keep] + [v for v, _ in sizes]
         outs = list(c.operands[c_in:])
         cmaps = indexing_maps(c)
-        maps = pins + [cmaps[j] for j in keep] + cmaps[c_in:]
+        maps = pins + [cmaps[j] for j in keep] + [m for _, m in sizes] + cmaps[c_in:]
         fused = new_generic(c, [r.type for r in c.results], ins, outs, maps, c.attributes["iterator_types"])
         pb, cb = p.regions[0].blocks[0], c.regions[0].blocks[0]
         types = [a.type for a in pb.arguments[:p_in]] + [cb.arguments[j].type for j in keep] + \
-                [a.type for a in cb.arguments[c_in:]]
+                [ir.RankedTensorType(v.type).element_type for v, _ in sizes] + [a.type for a in cb.arguments[c_in:]]
         block = fused.regions[0].blocks.append(*types)
         mapping: dict = {}
         for k in range(p_in):
@@ -244,7 +268,7 @@ class FuseElementwiseChains(SymPass):
         for n, j in enumerate(keep):
             mapping[cb.arguments[j]] = block.arguments[p_in + n]
         for k in range(len(outs)):
-            mapping[cb.arguments[c_in + k]] = block.arguments[p_in + len(keep) + k]
+            mapping[cb.arguments[c_in + k]] = block.arguments[p_in + len(keep) + len(sizes) + k]
         with ir.InsertionPoint(block):
             for o in pb.operations:
                 o = o.operation

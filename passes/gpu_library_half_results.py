@@ -23,7 +23,8 @@ product, rounded once).
 
 When the float32 result is instead read only by generics that round it first (`truncf` of it and
 nothing else: the rounding fused into a consumer, a bf16 GELU of a linear layer, a batch norm after a
-convolution), also through a reshape of it, the call writes a new half buffer those generics read.
+convolution, the log-softmax of bf16 logits), also through reshapes of it (and of those), the call
+writes a new half buffer those generics read.
 
 Convolutions (sym-gpu-library-convolutions' `@__sym_conv_init_*`) are the same: torch-mlir's half
 convolution accumulates into float32, the runtime computes it in the half type (as eager: cuDNN
@@ -207,22 +208,26 @@ class GpuLibraryHalfResults(SymPass):
                                  decls: dict, readers: list, out: _Output) -> None:
         """The float32 result `c` is read only by generics after the call (in its block) that round it
         to one half type before anything else (a bf16 SiLU or GELU of a linear layer, a residual add,
-        a batch norm after a convolution: the rounding PyTorch's decomposition put after the product,
-        fused into its consumer): the call writes a new half buffer, the generics read it, their
+        a batch norm after a convolution, a log-softmax of bf16 logits: the rounding PyTorch's
+        decomposition put after the product, fused into its consumer): the call writes a new half buffer, the generics read it, their
         `truncf`s of it go."""
         c, alloc = out.c, out.alloc
         ops = [o.operation for o in block.operations]
         at_call = _position(ops, call)
         half = None
         plan = []  # (generic, the value it reads: c or a reshape of it, [operand indexes of that value])
-        views = []  # reshapes of c after the call (a grouped conv's [N, G, F/G, ...] view) that generics read
-        for r in readers:
-            if r.name in _RESHAPES and r.operands[0] == c and _position(ops, r) > at_call:
+        views = []  # reshapes of c (and of them) after the call (a grouped conv's [N, G, F/G, ...] view) that generics read
+
+        def reading(r: ir.Operation, v: ir.Value) -> list:
+            """(op, the value it reads) for `r` reading `v`, through reshapes of reshapes (a cross
+            entropy's [N, 1, V] expansion of the logits' [N, V] collapse)."""
+            if r.name in _RESHAPES and r.operands[0] == v and _position(ops, r) > at_call:
                 views.append(r)
-                gs = [(use_owner(u), r.results[0]) for u in r.results[0].uses]
-            else:
-                gs = [(r, c)]
-            for g, v in gs:
+                return [p for u in r.results[0].uses for p in reading(use_owner(u), r.results[0])]
+            return [(r, v)]
+
+        for r in readers:
+            for g, v in reading(r, c):
                 if g.name != "linalg.generic" or _position(ops, g) <= at_call:
                     return
                 n_in = ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
@@ -251,7 +256,8 @@ class GpuLibraryHalfResults(SymPass):
         hv = new.results[0] if out.handed_out else h
         for view in views:
             vt = ir.MemRefType(view.results[0].type)
-            view.operands[0] = hv
+            if view.operands[0] == c:
+                view.operands[0] = hv
             view.results[0].set_type(ir.MemRefType.get(vt.shape, half, layout=vt.layout, memory_space=vt.memory_space))
         for g, v, ks in plan:
             args = g.regions[0].blocks[0].arguments

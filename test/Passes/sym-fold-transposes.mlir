@@ -130,6 +130,37 @@ func.func @into_matmul_reader(%g: tensor<6x5xf32>, %h: tensor<6x3xf32>, %w: tens
 
 // -----
 
+// The same in bf16: the matmul reads the half operands and accumulates in float32 (the form
+// sym-matmul-half-operands leaves); the generic keeps its conversions.
+// CHECK-DAG:   #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @into_half_matmul_reader
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[AT]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[NEG:.*]], %arg1 : tensor<6x5xbf16>, tensor<6x3xbf16>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK:           arith.extf
+// CHECK-NEXT:      arith.extf
+// CHECK-NEXT:      arith.mulf
+// CHECK-NEXT:      arith.addf
+func.func @into_half_matmul_reader(%g: tensor<6x5xbf16>, %h: tensor<6x3xbf16>) -> (tensor<5x3xf32>, tensor<6x5xbf16>) {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<6x5xbf16>
+  %neg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<6x5xbf16>) outs(%e0 : tensor<6x5xbf16>) {
+  ^bb0(%u: bf16, %o: bf16):
+    %n = arith.negf %u : bf16
+    linalg.yield %n : bf16
+  } -> tensor<6x5xbf16>
+  %e1 = tensor.empty() : tensor<5x6xbf16>
+  %t = linalg.transpose ins(%neg : tensor<6x5xbf16>) outs(%e1 : tensor<5x6xbf16>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<5x3xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e2 : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %gw = linalg.matmul ins(%t, %h : tensor<5x6xbf16>, tensor<6x3xbf16>) outs(%z : tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %gw, %neg : tensor<5x3xf32>, tensor<6x5xbf16>
+}
+
+// -----
+
 // Left alone: a transpose of a function argument a named matmul reads (sym-gpu-library-calls folds
 // it into a transposed view), one of a result something else reads too, one of a reduction's
 // result, and one whose producer reads its output.

@@ -221,11 +221,23 @@ func.func @into_reductions(%s: tensor<1x4x?x?xf32>, %e: tensor<1x4x?x?xf32>, %ac
 #id2 = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
 
-// Left apart: a producer with no inputs (its loops' sizes come from its init) read by a reduction to
-// one value: the fused generic would have no operand giving the loops' sizes (invalid IR; it crashed
-// the GPU lowering of a masked_select's count).
+// A producer with no inputs (its loops' sizes come from its init) read by a reduction to one value:
+// the fused generic takes a 1-d empty tensor of each loop's size (without them it had no operand
+// giving the sizes: invalid IR, which crashed the GPU lowering of a masked_select's count).
+// CHECK-DAG:   #[[R:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG:   #[[C:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @loop_sizes_from_the_init
-// CHECK-COUNT-2: linalg.generic
+// CHECK-DAG:     %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK-DAG:     %[[M:.*]] = tensor.dim %arg0, %c1
+// CHECK-DAG:     %[[RS:.*]] = tensor.empty(%[[N]]) : tensor<?xi64>
+// CHECK-DAG:     %[[CS:.*]] = tensor.empty(%[[M]]) : tensor<?xi64>
+// CHECK:         linalg.generic {indexing_maps = [#[[R]], #[[C]], #{{.*}}], iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME:      ins(%[[RS]], %[[CS]] : tensor<?xi64>, tensor<?xi64>) outs(%arg1 : tensor<i64>)
+// CHECK-NEXT:    ^bb0(%{{.*}}: i64, %{{.*}}: i64, %[[OUT:.*]]: i64):
+// CHECK-NEXT:      %[[I:.*]] = linalg.index 0
+// CHECK-NEXT:      %[[V:.*]] = arith.index_cast %[[I]]
+// CHECK-NEXT:      arith.addi %[[V]], %[[OUT]]
+// CHECK-NOT:     linalg.generic
 func.func @loop_sizes_from_the_init(%e: tensor<?x?xi64>, %acc: tensor<i64>) -> tensor<i64> {
   %p = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x?xi64>) {
   ^bb0(%out: i64):
@@ -462,4 +474,60 @@ func.func @modulo_map_through_transpose(%a: tensor<4x8xf32>) -> (tensor<16x4xf32
     linalg.yield %y : f32
   } -> tensor<16x4xf32>
   return %r, %d : tensor<16x4xf32>, index
+}
+
+// -----
+
+#bc = affine_map<(i, j) -> (i, 0)>
+#id2 = affine_map<(i, j) -> (i, j)>
+
+// Cross entropy's gradient before its row sum: a one-hot [N, V] of [N, 1] targets (V only in the
+// init's sizes), read by the row sum and by the final elementwise op (each gets a copy). The row sum
+// takes a 1-d empty tensor of V's size, so the one-hot is not a float32 [N, V] buffer written and
+// read back.
+// CHECK-DAG:   #[[V:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @one_hot_row_sum
+// CHECK:         %[[VS:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[V]], #{{.*}}], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%arg0, %[[VS]] : tensor<?x1xi64>, tensor<?xf32>)
+// CHECK:           arith.cmpi eq
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:      ins(%arg0, %arg1, %{{.*}} : tensor<?x1xi64>, tensor<?x?xf32>, tensor<?x1xf32>)
+// CHECK:           arith.cmpi eq
+// CHECK:           arith.subf
+// CHECK-NOT:     linalg.generic
+func.func @one_hot_row_sum(%t: tensor<?x1xi64>, %logp: tensor<?x?xf32>, %acc: tensor<?x1xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %logp, %c0 : tensor<?x?xf32>
+  %v = tensor.dim %logp, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %v) : tensor<?x?xf32>
+  %oh = linalg.generic {indexing_maps = [#bc, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<?x1xi64>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%i: i64, %out: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %eq = arith.cmpi eq, %jj, %i : i64
+    %one = arith.constant -1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %r = arith.select %eq, %one, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #bc], iterator_types = ["parallel", "reduction"]}
+      ins(%oh : tensor<?x?xf32>) outs(%acc : tensor<?x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<?x1xf32>
+  %e2 = tensor.empty(%n, %v) : tensor<?x?xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #id2, #bc, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%oh, %logp, %s : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x1xf32>) outs(%e2 : tensor<?x?xf32>) {
+  ^bb0(%o: f32, %l: f32, %z: f32, %out: f32):
+    %x = math.exp %l : f32
+    %m = arith.mulf %x, %z : f32
+    %d = arith.subf %o, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<?x?xf32>
+  return %g : tensor<?x?xf32>
 }

@@ -194,6 +194,58 @@ func.func private @__sym_matmul_init_0(memref<?x8xbf16>, memref<8x8xbf16>, memre
 
 // -----
 
+// The logits of a tied output head read by cross entropy's kernels through a collapse of the
+// [B, T, V] product to [N, V] and an expansion of that to [N, 1, V], each rounding them first: the
+// call writes the bf16 logits, which both reshapes view.
+// CHECK-LABEL: func.func @logits_through_reshapes
+// CHECK:       %[[L:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?x64xbf16>
+// CHECK-NEXT:  call @__sym_einsum_init_abd_cd_abc_1(%arg0, %arg1, %[[L]]) : (memref<?x?x16xbf16>, memref<64x16xbf16>, memref<?x?x64xbf16>) -> ()
+// CHECK-NEXT:  %[[C:.*]] = memref.collapse_shape %[[L]] {{\[}}[0, 1], [2]] : memref<?x?x64xbf16> into memref<?x64xbf16>
+// CHECK-NEXT:  %[[E:.*]] = memref.expand_shape %[[C]] {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 1, 64] : memref<?x64xbf16> into memref<?x1x64xbf16>
+// CHECK:       linalg.generic {{.*}} ins(%[[E]] : memref<?x1x64xbf16>) outs(%arg2 : memref<?x1xf32>)
+// CHECK-NEXT:  ^bb0(%[[IN:.*]]: bf16, %[[OUT:.*]]: f32):
+// CHECK-NEXT:    %[[X:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT:    arith.maximumf %[[X]], %[[OUT]]
+// CHECK:       linalg.generic {{.*}} ins(%[[C]], %arg2 : memref<?x64xbf16>, memref<?x1xf32>) outs(%arg3 : memref<?x64xbf16>)
+// CHECK-NEXT:  ^bb0(%[[IN2:.*]]: bf16, %{{.*}}: f32, %{{.*}}: bf16):
+// CHECK-NEXT:    arith.extf %[[IN2]] : bf16 to f32
+// CHECK:       memref.dealloc %[[L]] : memref<?x?x64xbf16>
+#r3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+#b2 = affine_map<(d0, d1) -> (d0, 0)>
+func.func @logits_through_reshapes(%h: memref<?x?x16xbf16>, %w: memref<64x16xbf16>, %mx: memref<?x1xf32>, %o: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.dim %h, %c0 : memref<?x?x16xbf16>
+  %t = memref.dim %h, %c1 : memref<?x?x16xbf16>
+  %n = arith.muli %b, %t : index
+  %l = memref.alloc(%b, %t) : memref<?x?x64xf32>
+  call @__sym_einsum_init_abd_cd_abc_0(%h, %w, %l) : (memref<?x?x16xbf16>, memref<64x16xbf16>, memref<?x?x64xf32>) -> ()
+  %c = memref.collapse_shape %l [[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [%n, 1, 64] : memref<?x64xf32> into memref<?x1x64xf32>
+  linalg.generic {indexing_maps = [#r3, #m3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%e : memref<?x1x64xf32>) outs(%mx : memref<?x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.truncf %in : f32 to bf16
+    %x = arith.extf %r : bf16 to f32
+    %m = arith.maximumf %x, %out : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#i2, #b2, #i2], iterator_types = ["parallel", "parallel"]} ins(%c, %mx : memref<?x64xf32>, memref<?x1xf32>) outs(%o : memref<?x64xbf16>) {
+  ^bb0(%in: f32, %m: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    %x = arith.extf %r : bf16 to f32
+    %d = arith.subf %x, %m : f32
+    %y = arith.truncf %d : f32 to bf16
+    linalg.yield %y : bf16
+  }
+  memref.dealloc %l : memref<?x?x64xf32>
+  return
+}
+func.func private @__sym_einsum_init_abd_cd_abc_0(memref<?x?x16xbf16>, memref<64x16xbf16>, memref<?x?x64xf32>) attributes {sym.library_call = "einsum_init_abd_cd_abc"}
+
+// -----
+
 // Convolutions (sym-gpu-library-convolutions' calls). A bf16 conv handed out as its float32 buffer
 // that a batch norm + ReLU kernel reads, rounding it first: the call hands its bf16 result out as a
 // new bf16 buffer, the kernel reads that, the truncf goes with the float32 buffer.
