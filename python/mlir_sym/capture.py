@@ -136,6 +136,7 @@ def artifact_plan(ig: ImportedGraph, name: str) -> dict:
         "derived": [printer.doprint(e) for e in ig.derived] if getattr(ig, "derived", None) else [],
         "outputs": outputs,
         "storable": storable,
+        "input_perms": list(getattr(ig, "input_perms", None) or []),
     }
 
 
@@ -158,6 +159,8 @@ def artifact_from_plan(plan: dict, variants: Sequence[Variant], device=None) -> 
     )
     if plan["derived"]:  # float scalars computed from sizes: trailing compute inputs
         artifact.derived_fn = _python_fn("_derived", plan["symbols"], plan["derived"], "float")
+    if any(plan.get("input_perms") or ()):
+        artifact.input_perms = [tuple(p) if p is not None else None for p in plan["input_perms"]]
     artifact.plan = plan
     return artifact
 

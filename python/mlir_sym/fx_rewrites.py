@@ -677,6 +677,47 @@ def as_strided_to_views(graph: fx.Graph, shape_env=None) -> int:
     return count
 
 
+def _hint(v) -> int:
+    """A size's value at the example inputs (0 when unknown: such a dim is not ordered before others)."""
+    if not isinstance(v, torch.SymInt):
+        return int(v)
+    hint = v.node.hint
+    return int(hint) if hint is not None else 0
+
+
+def permuted_inputs(graph: fx.Graph, shape_env=None) -> list[list[int] | None]:
+    """Inputs laid out as a permutation of a contiguous tensor (the `weight.t()` each linear layer's
+    forward saves for its backward, which AOTAutograd hands over as that view) are taken as that
+    contiguous tensor: the placeholder becomes `x.permute(order)` (dims by decreasing stride) and its
+    readers read `aten.permute` of it back. The runtime passes that view of the argument, no copy (it
+    copied every such input to a contiguous one before: 17 copies a training step of a 4-layer
+    model), and the compiler sees a transpose of an argument, which a matmul reads as a transposed
+    operand. Returns each placeholder's order, or None where it is taken as it is."""
+    equal = _equal_fn(_prover(shape_env))
+    orders: list[list[int] | None] = []
+    for ph in [n for n in graph.nodes if n.op == "placeholder"]:
+        val = ph.meta.get("val")
+        orders.append(None)
+        if not isinstance(val, torch.Tensor) or val.dim() < 2 or val.layout != torch.strided:
+            continue
+        shape, strides = [_sym(s) for s in val.shape], [_sym(s) for s in val.stride()]
+        if _contiguous(shape, strides, equal):
+            continue
+        hints = [_hint(s) for s in val.stride()]
+        order = sorted(range(val.dim()), key=lambda d: -hints[d])
+        if order == list(range(val.dim())) or not _contiguous([shape[d] for d in order], [strides[d] for d in order], equal):
+            continue
+        back = [order.index(d) for d in range(val.dim())]
+        with graph.inserting_after(ph):
+            view = graph.call_function(torch.ops.aten.permute.default, (ph, back))
+        ph.replace_all_uses_with(view, delete_user_cb=lambda u: u is not view)
+        view.meta["val"] = val
+        ph.meta["val"] = val.permute(order)
+        ph.meta.pop("tensor_meta", None)
+        orders[-1] = order
+    return orders
+
+
 def _contiguous(shape: list, strides: list, equal) -> bool:
     expect = sympy.Integer(1)
     for size, stride in reversed(list(zip(shape, strides))):

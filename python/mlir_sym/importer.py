@@ -145,6 +145,9 @@ class ImportedGraph:
     derived: list[sympy.Basic] = field(default_factory=list)
     # aten op name ("aten.nonzero.default" and "aten.nonzero") -> the user's source of its first use.
     op_sources: dict[str, str] = field(default_factory=dict)
+    # per input, the dim order the runtime permutes it by before the call (a transposed weight taken
+    # as the contiguous tensor it views, fx_rewrites.permuted_inputs), or None
+    input_perms: list = field(default_factory=list)
 
 
 def find_shape_env(gm: fx.GraphModule):
@@ -202,6 +205,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
     val_map: dict[fx.Node, fx.Node] = {}
     graph.output(graph.graph_copy(gm.graph, val_map))
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    input_perms = fx_rewrites.permuted_inputs(graph, shape_env)  # first: sizes are read from the views
 
     sources: list[Source] = []
     input_kinds: list[str] = []
@@ -369,7 +373,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
                 op_sources.setdefault(key, node_source(node))
     return ImportedGraph(module, ctx, [s.name for s in symbols], sources, checks, outputs,
                          input_kinds + ["derived"] * len(derived), input_dtypes + [None] * len(derived), shape_env,
-                         derived, op_sources)
+                         derived, op_sources, input_perms + [None] * len(derived))
 
 
 def _derive_float_scalars(graph: fx.Graph, shape_env) -> list[sympy.Basic]:

@@ -92,6 +92,9 @@ class Artifact:
         self.plan: dict | None = None  # the per-call plan as data (capture.artifact_plan)
         self._memo: dict[tuple, tuple[Variant, list[int], list[Any]]] = {}
         self.graphs: Any = None  # a runtime.cuda_graphs.CudaGraphs when CUDA graphs are on for it
+        # per input, the dim order it is permuted by before anything reads it (a transposed weight
+        # passed as the contiguous tensor it views: importer.ImportedGraph.input_perms), or None
+        self.input_perms: list[tuple[int, ...] | None] | None = None
 
     @property
     def generic(self) -> Variant:
@@ -103,9 +106,16 @@ class Artifact:
 
     MEMO_LIMIT = 4096  # distinct input-size tuples remembered (then forgotten all at once)
 
+    def permuted(self, args: Sequence[Any]) -> Sequence[Any]:
+        """`args` as the compute takes them: the inputs of `input_perms` permuted (views)."""
+        if self.input_perms is None:
+            return args
+        perms = self.input_perms
+        return [a.permute(perms[i]) if i < len(perms) and perms[i] is not None else a for i, a in enumerate(args)]
+
     def select(self, args: Sequence[Any]) -> tuple[Variant, list[int]]:
         """The variant to run for `args` and the input sizes; raises GuardMiss/SymAssertionError."""
-        sizes = self.read_sources(args)
+        sizes = self.read_sources(self.permuted(args))
         plan = self._memo.get(tuple(sizes)) or self._plan(sizes)
         return plan[0], sizes
 
@@ -136,6 +146,7 @@ class Artifact:
         return plan
 
     def __call__(self, args: Sequence[Any]) -> list[Any]:
+        args = self.permuted(args)
         sizes = self.read_sources(args)
         key = tuple(sizes)
         plan = self._memo.get(key) or self._plan(sizes)

@@ -72,17 +72,20 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
     """The generated call of `art` (see the module doc); `slow(*args)` is the general path, `mark` how
     this torch marks an output's dynamic dims, `stats` the backend's counters (`calls`), `fail(variant,
     status)` the exception of a failed runtime check."""
-    names = [f"a{i}" for i in range(len(kinds))]
+    perms = art.input_perms or []
+    args = [f"a{i}" for i in range(len(kinds))]  # as Dynamo passes them (the general path takes these)
+    names = [f"p{i}" if i < len(perms) and perms[i] is not None else a for i, a in enumerate(args)]
     reads = [names[arg] if dim is None else f"{names[arg]}.shape[{dim}]" for arg, dim in art.plan["sources"]]
     key = f"({', '.join(reads)}{',' if len(reads) == 1 else ''})"
     ns: dict[str, Any] = {"art": art, "memo_get": art._memo.get, "slow": slow, "mark": mark, "stats": stats,
                           "empty": torch.empty, "DEV": art.device, "is_grad_enabled": torch.is_grad_enabled,
                           "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn, "fail": fail}
-    body = [f"def call({', '.join(names)}):",
-            f"    plan = memo_get({key})",
-            "    if plan is None:",
-            f"        return slow({', '.join(names)})",
-            "    variant, symvals, shapes = plan"]
+    body = [f"def call({', '.join(args)}):"]
+    body += [f"    {n} = {a}.permute({tuple(perms[i])})" for i, (a, n) in enumerate(zip(args, names)) if n != a]
+    body += [f"    plan = memo_get({key})",
+             "    if plan is None:",
+             f"        return slow({', '.join(args)})",
+             "    variant, symvals, shapes = plan"]
     results: list[str] = []
     outs: list[str] = []
     for k, o in enumerate(art.outputs):
