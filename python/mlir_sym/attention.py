@@ -203,10 +203,35 @@ def _efficient_operands(*ts: torch.Tensor) -> list[torch.Tensor]:
             else t.contiguous() for t in ts]
 
 
+def _cudnn(q: torch.Tensor, k: torch.Tensor, is_causal: bool) -> bool:
+    """Whether attention_forward / _backward run cuDNN's kernels for these operands: half types on a
+    Hopper GPU or newer, as PyTorch chooses them there (eager's and inductor's kernels; half the GPU
+    time of the memory-efficient ones over a bf16 training step's attention on an H200), unless
+    config.attention_half_kernel says "efficient"; causal only over equal lengths (the
+    memory-efficient kernel's top-left mask is the one checked against PyTorch's). Both ops decide
+    alike: their log-sum-exp rows are the same function ([B, H, L] float32), the layouts are
+    converted here."""
+    if not (q.is_cuda and q.dtype in _HALF) or torch.cuda.get_device_capability(q.device) < (9, 0):
+        return False
+    if is_causal and q.shape[1] != k.shape[1]:
+        return False
+    from mlir_sym.backend import config
+
+    if config.attention_half_kernel not in ("cudnn", "efficient"):
+        raise ValueError(f"mlir_sym: attention_half_kernel must be cudnn or efficient, not {config.attention_half_kernel!r}")
+    return config.attention_half_kernel == "cudnn" and torch.backends.cuda.cudnn_sdp_enabled()
+
+
 def eager_attention_forward(query, key, value, is_causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """attention_forward by PyTorch's memory-efficient kernel (CUDA; [B, L, H, E] operands as they are).
-    Its log-sum-exp rows are padded to a multiple of 32: the first L of each are kept (contiguous)."""
+    """attention_forward by PyTorch's memory-efficient kernel (CUDA; [B, L, H, E] operands as they are),
+    or cuDNN's (`_cudnn`). The memory-efficient log-sum-exp rows are padded to a multiple of 32: the
+    first L of each are kept (contiguous)."""
     q, k, v = _efficient_operands(query, key, value)
+    if _cudnn(q, k, is_causal):  # [B, H, L, E] views; the output is laid out as q ([B, L, H, E]), lse [B, H, L, 1]
+        out, lse = torch.ops.aten._scaled_dot_product_cudnn_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), None, True, 0.0, bool(is_causal), False,
+            scale=scale)[:2]
+        return out.transpose(1, 2), lse.reshape(lse.shape[:3])
     length, kv_len = q.shape[1], k.shape[1]
     out, lse = torch.ops.aten._efficient_attention_forward(q, k, v, None, None, None, length, kv_len, 0.0,
                                                            int(is_causal), True, scale=scale)[:2]
@@ -215,11 +240,21 @@ def eager_attention_forward(query, key, value, is_causal: bool, scale: float) ->
 
 def eager_attention_backward(grad_out, query, key, value, out, lse, is_causal: bool, scale: float,
                              packed: bool = False) -> tuple[torch.Tensor, ...]:
-    """attention_backward by PyTorch's memory-efficient kernel (CUDA); the grads as it lays them out,
+    """attention_backward by PyTorch's memory-efficient kernel or cuDNN's (CUDA, as the forward:
+    `_cudnn`); the grads as it lays them out,
     or with `packed` (q, k, v of one shape) their concatenation along the flattened heads (the
     kernel's shared storage), as attention_backward_packed."""
     g, q, k, v, o = _efficient_operands(grad_out, query, key, value, out)
     length, kv_len = q.shape[1], k.shape[1]
+    if _cudnn(q, k, is_causal):  # no dropout: the kernel reads no random state (empty seed and offset)
+        none = torch.empty(0, device=q.device)
+        grads = [d.transpose(1, 2) for d in torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+            g.transpose(1, 2), q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), o.transpose(1, 2),
+            lse.unsqueeze(-1).contiguous(), none, none, None, None, None, length, kv_len, 0.0, bool(is_causal),
+            scale=scale)]
+        if packed:  # separate buffers: their concatenation is one copy
+            return (torch.cat(grads, 2).view(q.shape[0], length, -1),)
+        return tuple(grads)
     if length % 32:  # the kernel reads rows of the forward's padded layout (a multiple of 32 apart)
         lse = torch.nn.functional.pad(lse, (0, 32 - length % 32))
     seed = torch.empty((), dtype=torch.int64)  # no dropout: the kernel reads no random state

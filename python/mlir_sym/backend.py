@@ -52,6 +52,9 @@ Config (`mlir_sym.backend.config`, or environment variables):
       mlir_sym::attention_backward: calls of PyTorch's memory-efficient kernels on the GPU, that save
       a log-sum-exp per score row instead of the probabilities. "all" takes CPU calls too (written
       as math by the importer; for testing), "none" differentiates PyTorch's math form op by op.
+  attention_half_kernel (MLIR_SYM_ATTENTION_HALF_KERNEL=cudnn|efficient, default cudnn): the kernels
+      of those ops for bf16 / f16 operands on Hopper GPUs: cuDNN's (PyTorch's choice there, eager's
+      and inductor's) or the memory-efficient ones (every other case: float32, older GPUs).
   cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
       (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
       default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per
@@ -110,6 +113,8 @@ class Config:
     # kernels on the GPU) on "cuda" tensors, on "all" (the CPU writes them as math: for testing), or
     # "none" (PyTorch's math form, differentiated op by op).
     attention_grad_op: str = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_GRAD_OP", "cuda"))
+    # Their kernels for half operands on sm90+: "cudnn" or "efficient" (attention._cudnn).
+    attention_half_kernel: str = field(default_factory=lambda: os.environ.get("MLIR_SYM_ATTENTION_HALF_KERNEL", "cudnn"))
     # CUDA graphs per input-size tuple for artifacts of at least `cuda_graph_min_launches` launches a
     # call, at small sizes (runtime/cuda_graphs.py).
     cuda_graphs: bool = field(default_factory=enabled_from_env)
