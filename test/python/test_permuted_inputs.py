@@ -92,3 +92,19 @@ def test_training_reads_saved_transposed_weights_in_place(copies):
             torch.testing.assert_close(p.grad, q.grad, msg=lambda m: f"grad of {name} at {n}: {m}")
     perms = [a.input_perms for a in backend._CACHE.values() if getattr(a, "input_perms", None)]
     assert perms and any((1, 0) in p for p in perms), "the backward takes the saved weight.t() as the weight"
+
+
+def test_views_of_a_permuted_input_are_its_views():
+    """Outputs that are the input or views of it are rebuilt from the argument as the user passed it
+    (the graph's permute back is a view step of their replay), not from the permuted view."""
+    def f(x):
+        return x, x[1:], x * 2, x.t()
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n in (4, 7):
+        x = torch.randn(3, n).t()
+        got, want = cf(x), f(x)
+        for i, (a, b) in enumerate(zip(got, want)):
+            torch.testing.assert_close(a, b)
+            if i != 2:  # the views
+                assert a.stride() == b.stride() and a.data_ptr() == b.data_ptr(), (i, a.stride(), b.stride())
