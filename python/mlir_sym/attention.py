@@ -208,12 +208,15 @@ def _cudnn(q: torch.Tensor, k: torch.Tensor, is_causal: bool) -> bool:
     Hopper GPU or newer, as PyTorch chooses them there (eager's and inductor's kernels; half the GPU
     time of the memory-efficient ones over a bf16 training step's attention on an H200), unless
     config.attention_half_kernel says "efficient"; causal only over equal lengths (the
-    memory-efficient kernel's top-left mask is the one checked against PyTorch's). Both ops decide
+    memory-efficient kernel's top-left mask is the one checked against PyTorch's), lengths above 1
+    (cuDNN rejects a single query and key). Both ops decide
     alike: their log-sum-exp rows are the same function ([B, H, L] float32), the layouts are
     converted here."""
     if not (q.is_cuda and q.dtype in _HALF) or torch.cuda.get_device_capability(q.device) < (9, 0):
         return False
     if is_causal and q.shape[1] != k.shape[1]:
+        return False
+    if q.shape[1] == 1 or k.shape[1] == 1:  # cuDNN: "s_q = s_kv = 1 is not supported" (a call at length 1)
         return False
     from mlir_sym.backend import config
 

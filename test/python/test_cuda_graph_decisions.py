@@ -260,3 +260,28 @@ def test_graph_outputs_of_another_artifact_are_read_in_place(monkeypatch):
     torch.testing.assert_close(call(gb, bwd, held, w), (first * 2 + 1) * 2 + 1)
     assert graph.spare.static[0] is None and graph.spare.follow == {0: (1,)}
     del kept
+
+
+def test_a_permuted_view_of_a_parameter_is_read_in_place(monkeypatch):
+    """An artifact's view of a permuted input (Artifact.input_perms: a saved `weight.t()` taken as the
+    weight) is a new tensor object at every call, over the same memory: the graph reads it in place,
+    as it reads the parameter, instead of copying it at every replay."""
+    _fake_cuda_graphs(monkeypatch)
+    art = _AddArtifact()
+    g = CudaGraphs(art, max_bytes=1 << 20)
+    plan, key = (None, [], [(3, 4)]), (3, 4)
+    weight = torch.arange(12.0).reshape(3, 4)  # the parameter; the call gets weight.t() permuted back
+
+    def call(x):
+        args = [x, weight.t().permute(1, 0)]  # contiguous, a new view each call
+        r = g.call(key, plan, args)
+        return r[0] if r is not None else art._run(plan, args)[0]
+
+    x = torch.zeros(3, 4)
+    call(x)
+    torch.testing.assert_close(call(x), weight)  # captured and replayed
+    assert g.graphs[key].in_place[1] == weight.data_ptr()  # the view read in place
+    weight.add_(1)  # read where it is: the replay sees the parameter's new values
+    torch.testing.assert_close(call(x), weight)
+    strided = torch.arange(24.0).reshape(3, 8)[:, ::2]  # a view that is not contiguous is still copied
+    assert not cuda_graphs._same_tensor(strided, (cuda_graphs.weakref.ref(strided._base), strided.data_ptr()))

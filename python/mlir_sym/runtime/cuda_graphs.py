@@ -162,7 +162,7 @@ class CudaGraphs:
             if first is None:  # the size's first call: remember which tensors it was given
                 if len(self.first_ptrs) >= 1024:
                     self.first_ptrs.clear()
-                self.first_ptrs[key] = [(weakref.ref(a), a.data_ptr())
+                self.first_ptrs[key] = [(weakref.ref(_root(a)), a.data_ptr())
                                         if isinstance(a, torch.Tensor) and a.device.type == self.device_type
                                         else None for a in args]
                 return None
@@ -175,8 +175,8 @@ class CudaGraphs:
             # a new activation that happens to reuse the first one's memory is copied; another
             # artifact's graph output (a saved activation of a graphed forward) is read where it is
             follow = self._graph_outputs_of_others(args)  # never kept as a parameter: no reference
-            in_place = [a.data_ptr() if i in follow else f[1] if f is not None and f[0]() is a and
-                        a.data_ptr() == f[1] else None for i, (a, f) in enumerate(zip(args, first))]
+            in_place = [a.data_ptr() if i in follow else f[1] if f is not None and _same_tensor(a, f)
+                        else None for i, (a, f) in enumerate(zip(args, first))]
             copied = sum(_nbytes(a) for a, p in zip(args, in_place) if p is None)
             out_bytes = self._output_bytes(plan)
             why = self._why_not_graphed(key, copied + out_bytes, copied + (0 if self.hand_out else out_bytes))
@@ -402,6 +402,20 @@ def _all_graphs(g: Any) -> list:
     for v in (g.variants or {}).values():
         out += _all_graphs(v)
     return out
+
+
+def _root(a: torch.Tensor) -> torch.Tensor:
+    """The tensor `a` views (itself when it is no view)."""
+    return a._base if a._base is not None else a
+
+
+def _same_tensor(a: torch.Tensor, first: tuple) -> bool:
+    """Whether `a` is the first call's tensor (`first`: a weak reference to its root and its address):
+    the very object, or a contiguous view of the same root at the same address, which reads the
+    same memory at this size (the artifact's view of a permuted input, `Artifact.input_perms`, is
+    made anew at every call: a parameter's `weight.t()` saved for a backward)."""
+    root = first[0]()
+    return root is not None and a.data_ptr() == first[1] and root is _root(a) and (a is root or a.is_contiguous())
 
 
 def _forget_outputs(owner: int) -> None:
