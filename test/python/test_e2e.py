@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from cases import BY_NAME, CASES, Case
 from mlir_sym import backend
+from training import twins
 
 
 def _params(cases):
@@ -359,10 +360,7 @@ def test_backward_with_a_sum_of_sizes():
 
 def test_training_step():
     """Forward and backward graphs of an MLP each compile once; gradients match eager for every size."""
-    torch.manual_seed(0)
-    ref = nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.Linear(8, 3))
-    model = nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.Linear(8, 3))
-    model.load_state_dict(ref.state_dict())
+    ref, model = twins(lambda: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.Linear(8, 3)))
     compiled = torch.compile(model, backend="mlir_sym", dynamic=True)
     for n in (5, 8, 17):
         x = torch.randn(n, 6)

@@ -14,6 +14,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from mlir_sym import backend
 
 from direct_call_spy import spy_on_direct
+from training import twins
 
 
 @pytest.fixture(autouse=True)
@@ -75,10 +76,7 @@ def test_permuted_3d_input():
 
 
 def test_training_reads_saved_transposed_weights_in_place(copies):
-    torch.manual_seed(0)
-    ref = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
-    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
-    model.load_state_dict(ref.state_dict())
+    ref, model = twins(lambda: nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4)))
     step = torch.compile(model, backend="mlir_sym", dynamic=True)
     for n in (3, 6, 11):
         x = torch.randn(n, 8)

@@ -46,11 +46,17 @@ class TinyLM(nn.Module):
         return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
 
 
-def check_training(dev: str, sizes=((2, 7), (3, 16), (4, 9), (2, 33)), atol: float = 2e-5) -> None:
+def twins(make) -> tuple[nn.Module, nn.Module]:
+    """Two modules from `make()` with the same parameters (seeded): eager's reference and the one
+    compiled."""
     torch.manual_seed(0)
-    ref = TinyLM().to(dev)
-    model = TinyLM().to(dev)
+    ref, model = make(), make()
     model.load_state_dict(ref.state_dict())
+    return ref, model
+
+
+def check_training(dev: str, sizes=((2, 7), (3, 16), (4, 9), (2, 33)), atol: float = 2e-5) -> None:
+    ref, model = twins(lambda: TinyLM().to(dev))
     step = torch.compile(model, backend="mlir_sym", dynamic=True)
     g = torch.Generator().manual_seed(1)
     for b, t in sizes:
