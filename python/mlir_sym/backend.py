@@ -176,9 +176,9 @@ _setup_logging()
 
 
 def graph_key(gm: fx.GraphModule) -> str:
-    """Structure + symbolic input metadata + the ShapeEnv facts the artifact depends on, and the
-    pipelines' text (options set in this process, e.g. sym-gpu-attention's thresholds, give another
-    artifact)."""
+    """Structure + symbolic input metadata (sizes and strides) + the ShapeEnv facts the artifact
+    depends on, and the pipelines' text (options set in this process, e.g. sym-gpu-attention's
+    thresholds, give another artifact)."""
     h = hashlib.sha256(gm.code.encode())
     h.update(repr(sorted(PIPELINES.items())).encode())
     h.update(cpu_compute_pipeline().encode())  # MLIR_SYM_EMULATE_GPU: which one lowers CPU artifacts
@@ -186,7 +186,10 @@ def graph_key(gm: fx.GraphModule) -> str:
         if n.op == "placeholder":
             v = n.meta.get("val")
             if isinstance(v, torch.Tensor):
-                h.update(f"{n.name}:{v.dtype}:{tuple(str(s) for s in v.shape)}:{v.device}".encode())
+                # strides too: an input's layout decides whether the artifact takes it permuted
+                # (fx_rewrites.permuted_inputs); another layout's artifact would copy it every call
+                h.update(f"{n.name}:{v.dtype}:{tuple(str(s) for s in v.shape)}:{tuple(str(s) for s in v.stride())}:"
+                         f"{v.device}".encode())
             else:
                 h.update(f"{n.name}:{v}".encode())
     se = find_shape_env(gm)

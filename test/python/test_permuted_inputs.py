@@ -106,3 +106,22 @@ def test_views_of_a_permuted_input_are_its_views():
             torch.testing.assert_close(a, b)
             if i != 2:  # the views
                 assert a.stride() == b.stride() and a.data_ptr() == b.data_ptr(), (i, a.stride(), b.stride())
+
+
+
+def test_the_graph_key_tells_layouts_apart():
+    """The in-memory artifact cache's key includes the inputs' strides: a graph that differs only in an
+    input's layout gets an artifact of its own (the other's would copy that input at every call)."""
+    import torch.fx as fx
+
+    def graph(x: torch.Tensor) -> fx.GraphModule:
+        g = fx.Graph()
+        p = g.placeholder("x")
+        p.meta["val"] = x
+        g.output(g.call_function(torch.ops.aten.exp.default, (p,)))
+        return fx.GraphModule(torch.nn.Module(), g)
+
+    a, b = graph(torch.randn(3, 5)), graph(torch.randn(5, 3).t())
+    assert a.code == b.code
+    assert backend.graph_key(a) != backend.graph_key(b)
+    assert backend.graph_key(a) == backend.graph_key(graph(torch.randn(3, 5)))
