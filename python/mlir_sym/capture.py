@@ -221,9 +221,11 @@ def variant_modules(ig: ImportedGraph, spec: dict[str, int]) -> tuple[str, ir.Mo
     return label, guards_mod, compute_mod
 
 
-def torch_to_linalg(ig: ImportedGraph, compute_mod: ir.Module) -> None:
+def torch_to_linalg(ig: ImportedGraph, compute_mod: ir.Module, specialized: bool = False) -> None:
+    """torch dialect -> linalg on tensors; a variant `specialized` to sizes has its shapes refined
+    before the lowering (pipelines.py, "torch-to-linalg-specialized")."""
     try:
-        run_named("torch-to-linalg", compute_mod, ig.context)
+        run_named("torch-to-linalg-specialized" if specialized else "torch-to-linalg", compute_mod, ig.context)
     except LoweringError as e:
         raise UnsupportedOpError(_explain_lowering_failure(str(e), getattr(ig, "op_sources", None),
                                                            _constant_users(compute_mod))) from None
@@ -235,7 +237,7 @@ def _compile_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     t1 = time.perf_counter()
     with ctx:
         with timing.phase("torch-to-linalg"):
-            torch_to_linalg(ig, compute_mod)
+            torch_to_linalg(ig, compute_mod, specialized=bool(spec))
         main = _func(compute_mod, name)
         arg_types = list(ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value).inputs)
         with timing.phase("cpu-compute-pipeline"):

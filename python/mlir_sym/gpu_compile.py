@@ -196,7 +196,7 @@ def _codegen_variant(ig: ImportedGraph, name: str, spec: dict[str, int], stats: 
     t1 = time.perf_counter()
     with ctx:
         with timing.phase("torch-to-linalg"):
-            torch_to_linalg(ig, compute_mod)
+            torch_to_linalg(ig, compute_mod, specialized=bool(spec))
         try:
             with timing.phase("sym-lower-to-nvvm"):
                 run_named(PIPELINE, compute_mod, ctx)

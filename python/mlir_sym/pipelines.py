@@ -103,6 +103,18 @@ if os.environ.get("MLIR_SYM_FUSED_ATTENTION", "1") == "0":
     PIPELINES["torch-to-linalg"] = PIPELINES["torch-to-linalg"].replace(" sym-torch-attention,", "")
 
 
+# A variant specialized to sizes (sym-specialize): its arguments' static types reach their users when
+# canonicalization folds the casts back to `?`, but the users' result types stay dynamic
+# (`aten.unsqueeze` of a [4] typed [1,?]), which torch-mlir's lowerings do not take ("failed to
+# legalize unresolved target materialization from tensor<1x4xf32> to tensor<1x?xf32>": every
+# backward graph's specialized variant). Its shapes are refined again right before the lowering.
+_TO_LINALG = "func.func(convert-torch-to-linalg"
+if _TO_LINALG not in PIPELINES["torch-to-linalg"]:
+    raise RuntimeError(f"torch-mlir's backend pipeline no longer has {_TO_LINALG}")
+PIPELINES["torch-to-linalg-specialized"] = PIPELINES["torch-to-linalg"].replace(
+    _TO_LINALG, "torch-shape-refinement-pipeline, " + _TO_LINALG, 1)
+
+
 def attention_fused_on_gpu() -> bool:
     """Whether GPU imports keep attention nodes for the fused kernel (MLIR_SYM_FUSED_ATTENTION)."""
     return " sym-torch-attention," in PIPELINES["torch-to-linalg"]
@@ -136,6 +148,7 @@ PIPELINES["gpu-emulated"] = (
 SUMMARIES = {
     "guards-to-llvm": "optimize the sym guard function and lower it to the LLVM dialect",
     "torch-to-linalg": "strip sym facts, then torch-mlir: torch dialect -> linalg on tensors",
+    "torch-to-linalg-specialized": "torch-to-linalg for a variant specialized to sizes: shapes refined before the lowering",
     "linalg-to-llvm": "destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect (CPU)",
     "sym-lower-to-nvvm": "linalg on tensors -> parallel loops -> gpu.launch -> outlined kernels in NVVM (GPU)",
     "gpu-emulated": "the GPU mapping of sym-lower-to-nvvm run on the CPU: launches as loops -> LLVM dialect (testing)",

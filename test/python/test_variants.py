@@ -31,16 +31,17 @@ def test_hint_variant_serves_hot_size_and_generic_serves_the_rest(monkeypatch):
     assert any(kind == "guard" and origin.startswith("specialized") for kind, _, origin in art.variants[0].checks)
 
 
-def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, caplog):
-    """A backward graph's variant specialized to the traced sizes does not lower (sym-specialize makes
-    argument types static while results stay dynamic): it is left out with a warning, and the
-    generic variant serves every size; before, the backward of any training step failed under
-    MLIR_SYM_SPECIALIZE=1 (a review found it)."""
+def test_backward_graphs_get_a_specialized_variant(monkeypatch, caplog):
+    """A training step under MLIR_SYM_SPECIALIZE=1: the forward and the backward graph each get a
+    variant for the traced sizes, which serves them, and the generic one serves the others; results
+    and gradients match eager's. The backward's variant did not lower (canonicalization folds the
+    specialized arguments' casts into users whose result types stay dynamic; its shapes are refined
+    again before the lowering now: "torch-to-linalg-specialized")."""
     _fresh()
     monkeypatch.setattr(backend.config, "specialize_hints", True)
     h = lambda x, w: (x * w).sum(0)  # noqa: E731
     f = torch.compile(h, backend="mlir_sym", dynamic=True)
-    for n, m in ((3, 4), (5, 6)):
+    for n, m in ((3, 4), (5, 6), (3, 4)):
         x, w = torch.randn(n, m, requires_grad=True), torch.randn(m, requires_grad=True)
         got = f(x, w)
         gx, gw = torch.autograd.grad(got.sum(), (x, w))
@@ -49,7 +50,39 @@ def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, capl
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(gx, wx)
         torch.testing.assert_close(gw, ww)
+    assert "does not lower" not in caplog.text
+    arts = list(backend._CACHE.values())
+    assert len(arts) == 2  # forward and backward
+    for art in arts:
+        assert [v.name for v in art.variants][-1] == "generic" and len(art.variants) == 2, art.variants
+        assert [v.calls for v in art.variants] == [2, 1], (art.name, [v.calls for v in art.variants])
+
+
+def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, caplog):
+    """A specialized variant is a fast path, not needed for correctness: one that does not lower is
+    left out with a warning, and the generic variant serves every size (before, the backward of any
+    training step failed under MLIR_SYM_SPECIALIZE=1; a review found it)."""
+    from mlir_sym import capture
+    from mlir_sym.pipelines import LoweringError
+
+    _fresh()
+    monkeypatch.setattr(backend.config, "specialize_hints", True)
+    lower = capture.torch_to_linalg
+
+    def failing(ig, mod, specialized=False):
+        if specialized:
+            raise LoweringError("pipeline 'torch-to-linalg-specialized' failed: (stand-in)")
+        return lower(ig, mod, specialized)
+
+    monkeypatch.setattr(capture, "torch_to_linalg", failing)
+    h = lambda x: (x * 2).sum(0)  # noqa: E731
+    f = torch.compile(h, backend="mlir_sym", dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(f(x), h(x))
     assert "does not lower; the generic variant serves those sizes" in caplog.text
+    art = next(iter(backend._CACHE.values()))
+    assert [v.name for v in art.variants] == ["generic"]
 
 
 def test_without_specialization_one_generic_variant():
