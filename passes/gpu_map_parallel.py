@@ -30,7 +30,10 @@ and chunk of rows writes partials, lanes per output (up to a warp, by the number
 them with shuffles, and an elementwise nest over the outputs that reads only its own output's
 result runs there too; arg-reductions over outer dims (`x.argmax(0)`) the same way, with (value,
 position) partials and their accumulators' fills folded (option `column-reductions=0`:
-a block per output; `column-threads` (2^18) and `column-min-rows` (16) size the chunks). A fill of the accumulator right before a reduction
+a block per output; `column-threads` (2^18) and `column-min-rows` (16) size the chunks). Sibling
+column reductions (the next one, after a fill of its own output or not, over the same outputs and
+rows, neither reading the other's output: a layer norm's weight and bias grads) share the two
+launches, a partials buffer each. A fill of the accumulator right before a reduction
 is its initial value, not a launch.
 
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
@@ -364,15 +367,26 @@ class GpuMapParallel(SymPass):
                 return v
             return None
 
-        skip = -1  # the index of an epilogue fused into the reduction before it (erased)
+        skip: int | set = -1  # the index of an epilogue fused into the reduction before it (erased), or
+        # the indexes of a sibling column reduction and its fill (mapped with the one before them)
         for k, o in enumerate(loops):
-            if k == skip:
+            if k == skip or (isinstance(skip, set) and k in skip):
                 continue
             nxt = loops[k + 1] if k + 1 < len(loops) else None
             m = _match_reduction(o)
             if m is not None:
                 init = take_fill(m.store.operands[1], m.par_trips if m.parallel is not None else None)
                 flush_held()
+                # first: a sibling's fill right after `m` would pass for m's epilogue
+                sib = _column_sibling(loops, k, m) if self.columns and _column_reduction_ok(m) else None
+                if sib is not None:  # a layer norm's weight and bias grads: one pair of launches
+                    k2, m2, fill2, init2 = sib
+                    if fill2 is not None:
+                        fill2.erase()
+                        self.bump("fills-folded")
+                    self._column_reductions([o, loops[k2]], [m, m2], [init, init2])
+                    skip = set(range(k + 1, k2 + 1))
+                    continue
                 epi = nxt if (nxt is not None and self.columns and m.parallel is not None
                               and _column_reduction_ok(m) and _epilogue_ok(nxt, m)) else None
                 self._reduction(o, m, init, epilogue=epi)
@@ -493,41 +507,56 @@ class GpuMapParallel(SymPass):
         would read a column per block: one element per 32-byte sector and row, 0.13-0.26 of
         inductor's speed on the H100; a thread per output in the second launch took 12 us of 17 at
         [4096, 1024] (1024 threads, 256 partials each)."""
+        self._column_reductions([root], [m], [init], epilogue)
+
+    def _column_reductions(self, roots: list, ms: list, inits: list, epilogue: ir.Operation | None = None) -> None:
+        """_column_reduction of sibling nests over the same outputs and reduced elements
+        (_column_sibling: a layer norm's weight and bias grads, both summing over the rows of one
+        gradient) in one pair of launches: each thread folds every nest's element of its column and
+        chunk, with a [R, P] partials buffer per nest, and the second launch combines them all."""
         from torch_mlir.dialects import memref
 
-        T = m.combine.results[0].type
-        attrs = {k: m.combine.attributes[k] for k in m.combine.attributes}
+        types = [m.combine.results[0].type for m in ms]
 
         def combs(a, b):
-            return [ir.Operation.create(m.combine.name, results=[T], operands=[a[0], b[0]], attributes=attrs).results[0]]
+            return [ir.Operation.create(m.combine.name, results=[t], operands=[x, y],
+                                        attributes={k: m.combine.attributes[k] for k in m.combine.attributes}).results[0]
+                    for m, t, x, y in zip(ms, types, a, b)]
 
+        def idents():
+            return [arith.ConstantOp(t, m.identity).result for m, t in zip(ms, types)]
+
+        root, m0 = roots[0], ms[0]
         with ir.InsertionPoint(root), root.location:
-            npar, nred, chunks, rows, c1 = _column_chunks(m.par_trips, m.red_trips, self.column_chunking)
-            partials = memref.AllocOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], T),
-                                      [arith.MulIOp(chunks, npar).result], []).result
+            npar, nred, chunks, rows, c1 = _column_chunks(m0.par_trips, m0.red_trips, self.column_chunking)
+            partials = [memref.AllocOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], t),
+                                       [arith.MulIOp(chunks, npar).result], []).result for t in types]
             t, y = _thread_launch(arith.MulIOp(chunks, npar).result)
-        par_args = list(m.parallel.regions[0].blocks[0].arguments)
-        for_ivs = [f.regions[0].blocks[0].arguments[0] for f in m.fors]
         with ir.InsertionPoint(y), root.location:
             col = arith.RemUIOp(t, npar).result
             lo = arith.MulIOp(arith.DivUIOp(t, npar).result, rows).result
             hi = arith.MinUIOp(arith.AddIOp(lo, rows).result, nred).result
-            par_ivs = _delinearize(col, m.par_trips)
-            mapping = dict(zip(par_args, par_ivs))
+            par_ivs = _delinearize(col, m0.par_trips)
+            mappings = [dict(zip(list(m.parallel.regions[0].blocks[0].arguments), par_ivs)) for m in ms]
 
             def element(r):
-                mapping.update(zip(for_ivs, _delinearize(r, m.red_trips)))
-                for o in m.value_ops:
-                    _clone_mapped(o, mapping)
-                return [mapping.get(m.value, m.value)]
+                red_ivs = _delinearize(r, m0.red_trips)
+                values = []
+                for m, mapping in zip(ms, mappings):
+                    mapping.update(zip([f.regions[0].blocks[0].arguments[0] for f in m.fors], red_ivs))
+                    for o in m.value_ops:
+                        _clone_mapped(o, mapping)
+                    values.append(mapping.get(m.value, m.value))
+                return values
 
-            loop = _unrolled_fold(lo, hi, self.ept, [arith.ConstantOp(T, m.identity).result], element, combs)
-            memref.StoreOp(loop.results[0], partials, [t])
-        out_ivs, (total,), y2 = _combine_partials(root, npar, chunks, [partials], m.par_trips, self.ept,
-                                                  lambda: [arith.ConstantOp(T, m.identity).result], combs)
-        for arg, iv in zip(par_args, out_ivs):
-            arg.replace_all_uses_with(iv)
-        _finish_reduction(m, y2, total, init)
+            loop = _unrolled_fold(lo, hi, self.ept, idents(), element, combs)
+            for k, p in enumerate(partials):
+                memref.StoreOp(loop.results[k], p, [t])
+        out_ivs, totals, y2 = _combine_partials(root, npar, chunks, partials, m0.par_trips, self.ept, idents, combs)
+        for m, total, init in zip(ms, totals, inits):
+            for arg, iv in zip(list(m.parallel.regions[0].blocks[0].arguments), out_ivs):
+                arg.replace_all_uses_with(iv)
+            _finish_reduction(m, y2, total, init)
         if epilogue is not None:
             mapping = dict(zip(list(epilogue.regions[0].blocks[0].arguments), out_ivs))
             with ir.InsertionPoint(y2):
@@ -536,8 +565,11 @@ class GpuMapParallel(SymPass):
                         _clone_mapped(o.operation, mapping)
             epilogue.erase()
             self.bump("column-epilogues")
-        root.erase()
-        self.bump("column-reductions")
+        for r in roots:
+            r.erase()
+            self.bump("column-reductions")
+        if len(ms) > 1:
+            self.bump("column-reductions-fused")
 
     def _column_argreduction(self, root: ir.Operation, am: "_ArgReduction", inits: tuple = (None, None)) -> None:
         """argmax / argmin over outer dims (`x.argmax(0)`) in two coalesced launches, as
@@ -1420,6 +1452,69 @@ def _finish_reduction(m: "_Reduction", before: ir.Operation, total: ir.Value, in
     if init is not None:
         m.acc_load.results[0].replace_all_uses_with(init)
         m.acc_load.erase()
+
+
+def _column_sibling(loops: list, k: int, m: "_Reduction") -> tuple | None:
+    """A column reduction right after column reduction `m` (loops[k]), or after a fill of its own
+    output there, over the same outputs and reduced elements, that `m` can run with
+    (_column_reductions): (its index, its match, the fill or None, the fill's value or None).
+    Neither may read the other's output (`m2` runs before `m`'s result is written, and `m` read what
+    the fill and `m2` write after it)."""
+    j = k + 1
+    fill = None
+    if j < len(loops) and _fill_value(loops[j], None) is not None:
+        fill, j = loops[j], j + 1
+    if j >= len(loops):
+        return None
+    m2 = _match_reduction(loops[j])
+    if m2 is None or not _column_reduction_ok(m2) or not _same_sizes(m.par_trips, m2.par_trips) \
+            or not _same_sizes(m.red_trips, m2.red_trips):
+        return None
+    b1, b2 = _root(m.store.operands[1]), _root(m2.store.operands[1])
+    if b1 == b2 or any(o.name == "memref.load" and _root(o.operands[0]) == b1 for o in m2.value_ops) \
+            or any(o.name == "memref.load" and _root(o.operands[0]) == b2 for o in m.value_ops):
+        return None
+    if not _defined_before(loops[j], loops[k]):
+        return None
+    init = None
+    if fill is not None:
+        out = m2.store.operands[1]
+        if _fill_memref(fill) != out or not _fill_covers(fill, m2.par_trips):
+            return None
+        init = _fill_value(fill, out)
+        if init is None:
+            return None
+    return j, m2, fill, init
+
+
+def _defined_before(nest: ir.Operation, at: ir.Operation) -> bool:
+    """Whether every value `nest` uses from outside it is defined before `at` (both in one block), so
+    that its ops may move there."""
+    block = at.block
+    block_ops = [o.operation for o in block.operations]
+    at_i = next(i for i, o in enumerate(block_ops) if o == at)
+    later = block_ops[at_i:]  # `at` and the ops after it, `nest` among them
+
+    def top(v: ir.Value) -> ir.Operation | None:  # the op of `block` that defines or holds v's definition
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return None  # a block argument: the function's, or one inside the nest
+        d = owner.operation if hasattr(owner, "operation") else owner
+        while d.block != block:
+            parent = d.block.owner
+            if parent is None:
+                return None
+            d = parent.operation if hasattr(parent, "operation") else parent
+        return d
+
+    def ok(op: ir.Operation) -> bool:
+        for v in op.operands:
+            d = top(v)
+            if d is not None and d != nest and any(d == x for x in later):
+                return False
+        return all(ok(o.operation) for region in op.regions for b in region.blocks for o in b.operations)
+
+    return ok(nest)
 
 
 def _column_chunks(par_trips: list, red_trips: list, chunking: tuple) -> tuple:

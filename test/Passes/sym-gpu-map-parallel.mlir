@@ -1626,6 +1626,111 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 
 // -----
 
+// A layer norm's weight and bias grads: two column reductions over the same rows and columns, each
+// after a fill of its own output (the second fill would pass for an epilogue of the first). They
+// run as one pair of launches: each thread folds both elements of its column and chunk into two
+// partials buffers (the gradient loaded once per element), and the lanes of the second launch fold
+// and shuffle both, storing both outputs with their folded fills.
+// CHECK-LABEL: func.func @sibling_col_sums
+// CHECK:         %[[PW:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         %[[PB:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         gpu.launch
+// CHECK:           %[[T:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[COL:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK:           %[[BOTH:.*]]:2 = scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %c4{{.*}} iter_args
+// CHECK:             memref.load %arg0[%[[R]], %[[COL]]]
+// CHECK:             memref.load %arg1[%[[R]], %[[COL]]]
+// CHECK:           memref.store %[[BOTH]]#0, %[[PW]][%[[T]]]
+// CHECK-NEXT:      memref.store %[[BOTH]]#1, %[[PB]][%[[T]]]
+// CHECK:         gpu.launch
+// CHECK:           %[[MINE:.*]]:2 = scf.for
+// CHECK:             memref.load %[[PW]]
+// CHECK:             memref.load %[[PB]]
+// CHECK:           gpu.shuffle xor %[[MINE]]#0, %c16_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle xor %[[MINE]]#1, %c16_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}}, %arg2[%{{.*}}]
+// CHECK:             memref.store %{{.*}}, %arg3[%{{.*}}]
+// CHECK-NOT:     gpu.launch
+// With column-reductions=0: a block per column for each, not fused.
+// COL0-LABEL: func.func @sibling_col_sums
+// COL0-COUNT-2: gpu.all_reduce add
+func.func @sibling_col_sums(%g: memref<?x?xf32>, %xh: memref<?x?xf32>, %dw: memref<?xf32>, %db: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %g, %c0 : memref<?x?xf32>
+  %n = memref.dim %g, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %dw[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %h = memref.load %xh[%j, %i] : memref<?x?xf32>
+      %p = arith.mulf %v, %h : f32
+      %acc = memref.load %dw[%i] : memref<?xf32>
+      %t = arith.addf %p, %acc : f32
+      memref.store %t, %dw[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %db[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %db[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %db[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// Left as two pairs of launches: the second column reduction reads the first one's result.
+// CHECK-LABEL: func.func @dependent_col_sums
+// CHECK-COUNT-4: gpu.launch
+// CHECK-NOT:     gpu.launch
+// COL0-LABEL: func.func @dependent_col_sums
+func.func @dependent_col_sums(%g: memref<?x?xf32>, %a: memref<?xf32>, %b: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %g, %c0 : memref<?x?xf32>
+  %n = memref.dim %g, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %a[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %a[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %w = memref.load %a[%i] : memref<?xf32>
+      %p = arith.mulf %v, %w : f32
+      %acc = memref.load %b[%i] : memref<?xf32>
+      %t = arith.addf %p, %acc : f32
+      memref.store %t, %b[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
 // argmax over the rows (torch-mlir's loop, after sym-parallel-dims-first): two coalesced launches
 // of (value, position) pairs, combined by eager's rule whatever their order: a NaN wins, the first
 // of several; else the larger value, the earlier position of equals. A thread per column and chunk
