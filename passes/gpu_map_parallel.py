@@ -33,7 +33,7 @@ position) partials and their accumulators' fills folded (option `column-reductio
 a block per output; `column-threads` (2^18) and `column-min-rows` (16) size the chunks). Sibling
 column reductions (the next one, after a fill of its own output or not, over the same outputs and
 rows, neither reading the other's output: a layer norm's weight and bias grads) share the two
-launches, a partials buffer each. A fill of the accumulator right before a reduction
+launches, a partials buffer each, the second one's epilogue included. A fill of the accumulator right before a reduction
 is its initial value, not a launch.
 
 Row groups: consecutive nests over the same rows (reductions into per-row buffers, fills of them,
@@ -384,8 +384,13 @@ class GpuMapParallel(SymPass):
                     if fill2 is not None:
                         fill2.erase()
                         self.bump("fills-folded")
-                    self._column_reductions([o, loops[k2]], [m, m2], [init, init2])
-                    skip = set(range(k + 1, k2 + 1))
+                    # the second one's epilogue (a mean's division, a bf16 rounding) as for one alone,
+                    # when it leaves the first one's buffers alone (other outputs are not done yet)
+                    after = loops[k2 + 1] if k2 + 1 < len(loops) else None
+                    epi = after if (after is not None and _epilogue_ok(after, m2)
+                                    and _leaves_alone(after, m)) else None
+                    self._column_reductions([o, loops[k2]], [m, m2], [init, init2], epilogue=epi)
+                    skip = set(range(k + 1, k2 + 2 if epi is not None else k2 + 1))
                     continue
                 epi = nxt if (nxt is not None and self.columns and m.parallel is not None
                               and _column_reduction_ok(m) and _epilogue_ok(nxt, m)) else None
@@ -1485,6 +1490,27 @@ def _column_sibling(loops: list, k: int, m: "_Reduction") -> tuple | None:
         if init is None:
             return None
     return j, m2, fill, init
+
+
+def _leaves_alone(p: ir.Operation, m: "_Reduction") -> bool:
+    """Whether nest `p` neither touches reduction `m`'s output nor writes a buffer `m` reads."""
+    out = _root(m.store.operands[1])
+    reads = [_root(o.operands[0]) for o in m.value_ops if o.name == "memref.load"]
+    ok = True
+
+    def visit(op: ir.Operation) -> None:
+        nonlocal ok
+        if op.name in ("memref.load", "memref.store"):
+            buf = _root(op.operands[0] if op.name == "memref.load" else op.operands[1])
+            if buf == out or (op.name == "memref.store" and any(buf == r for r in reads)):
+                ok = False
+        for region in op.regions:
+            for b in region.blocks:
+                for o in b.operations:
+                    visit(o.operation)
+
+    visit(p)
+    return ok
 
 
 def _defined_before(nest: ir.Operation, at: ir.Operation) -> bool:

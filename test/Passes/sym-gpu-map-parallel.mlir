@@ -1631,7 +1631,7 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 // run as one pair of launches: each thread folds both elements of its column and chunk into two
 // partials buffers (the gradient loaded once per element), and the lanes of the second launch fold
 // and shuffle both, storing both outputs with their folded fills.
-// CHECK-LABEL: func.func @sibling_col_sums
+// CHECK-LABEL: func.func @sibling_col_sums(
 // CHECK:         %[[PW:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[PB:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         gpu.launch
@@ -1653,7 +1653,7 @@ func.func @col_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) -> i32 {
 // CHECK:             memref.store %{{.*}}, %arg3[%{{.*}}]
 // CHECK-NOT:     gpu.launch
 // With column-reductions=0: a block per column for each, not fused.
-// COL0-LABEL: func.func @sibling_col_sums
+// COL0-LABEL: func.func @sibling_col_sums(
 // COL0-COUNT-2: gpu.all_reduce add
 func.func @sibling_col_sums(%g: memref<?x?xf32>, %xh: memref<?x?xf32>, %dw: memref<?xf32>, %db: memref<?xf32>) -> i32 {
   %c0 = arith.constant 0 : index
@@ -1688,6 +1688,96 @@ func.func @sibling_col_sums(%g: memref<?x?xf32>, %xh: memref<?x?xf32>, %dw: memr
       %t = arith.addf %v, %acc : f32
       memref.store %t, %db[%i] : memref<?xf32>
     }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A sibling pair whose second reduction has an epilogue (a mean's division): it runs in the pair's
+// second launch, as for a reduction alone. One reading the first reduction's output (whose other
+// outputs are not done when an output's lane runs it) stays a launch of its own.
+// CHECK-LABEL: func.func @sibling_col_sums_epilogue(
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}}, %arg1[%[[C:.*]]]
+// CHECK:             memref.store %{{.*}}, %arg2[%[[C]]]
+// CHECK-NOT:     gpu.launch
+// CHECK:             %[[M:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK:             memref.store %[[M]], %arg3[%[[C]]]
+// CHECK-NOT:     gpu.launch
+// COL0-LABEL: func.func @sibling_col_sums_epilogue(
+// CHECK-LABEL: func.func @sibling_col_sums_epilogue_reading_the_first
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+// COL0-LABEL: func.func @sibling_col_sums_epilogue_reading_the_first
+func.func @sibling_col_sums_epilogue(%g: memref<?x?xf32>, %a: memref<?xf32>, %b: memref<?xf32>, %mean: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %g, %c0 : memref<?x?xf32>
+  %n = memref.dim %g, %c1 : memref<?x?xf32>
+  %mi = arith.index_cast %m : index to i64
+  %mf = arith.sitofp %mi : i64 to f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %a[%i] : memref<?xf32>
+      %t = arith.maximumf %v, %acc : f32
+      memref.store %t, %a[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %b[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %b[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %s = memref.load %b[%i] : memref<?xf32>
+    %d = arith.divf %s, %mf : f32
+    memref.store %d, %mean[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+func.func @sibling_col_sums_epilogue_reading_the_first(%g: memref<?x?xf32>, %a: memref<?xf32>, %b: memref<?xf32>, %r: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %m = memref.dim %g, %c0 : memref<?x?xf32>
+  %n = memref.dim %g, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %a[%i] : memref<?xf32>
+      %t = arith.maximumf %v, %acc : f32
+      memref.store %t, %a[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %g[%j, %i] : memref<?x?xf32>
+      %acc = memref.load %b[%i] : memref<?xf32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %b[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %s = memref.load %b[%i] : memref<?xf32>
+    %x = memref.load %a[%c0] : memref<?xf32>
+    %d = arith.divf %s, %x : f32
+    memref.store %d, %r[%i] : memref<?xf32>
     scf.reduce
   }
   return %ok : i32

@@ -162,7 +162,7 @@ class CudaGraphs:
             if first is None:  # the size's first call: remember which tensors it was given
                 if len(self.first_ptrs) >= 1024:
                     self.first_ptrs.clear()
-                self.first_ptrs[key] = [(weakref.ref(_root(a)), a.data_ptr())
+                self.first_ptrs[key] = [(weakref.ref(_root(a)), a.data_ptr(), weakref.ref(a))
                                         if isinstance(a, torch.Tensor) and a.device.type == self.device_type
                                         else None for a in args]
                 return None
@@ -410,12 +410,17 @@ def _root(a: torch.Tensor) -> torch.Tensor:
 
 
 def _same_tensor(a: torch.Tensor, first: tuple) -> bool:
-    """Whether `a` is the first call's tensor (`first`: a weak reference to its root and its address):
-    the very object, or a contiguous view of the same root at the same address, which reads the
-    same memory at this size (the artifact's view of a permuted input, `Artifact.input_perms`, is
-    made anew at every call: a parameter's `weight.t()` saved for a backward)."""
+    """Whether `a` is the first call's tensor (`first`: weak references to its root and to itself, and
+    its address): the very object (a registered buffer's strided view too), or a contiguous view of
+    the same root at the same address, which reads the same memory at this size (the artifact's view
+    of a permuted input, `Artifact.input_perms`, is made anew at every call: a parameter's
+    `weight.t()` saved for a backward)."""
+    if a.data_ptr() != first[1]:
+        return False
+    if first[2]() is a:
+        return True
     root = first[0]()
-    return root is not None and a.data_ptr() == first[1] and root is _root(a) and (a is root or a.is_contiguous())
+    return root is not None and root is _root(a) and a.is_contiguous()
 
 
 def _forget_outputs(owner: int) -> None:
