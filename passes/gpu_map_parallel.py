@@ -1493,24 +1493,17 @@ def _column_sibling(loops: list, k: int, m: "_Reduction") -> tuple | None:
 
 
 def _leaves_alone(p: ir.Operation, m: "_Reduction") -> bool:
-    """Whether nest `p` neither touches reduction `m`'s output nor writes a buffer `m` reads."""
+    """Whether nest `p` neither touches reduction `m`'s output nor writes a buffer `m` reads (an
+    access it cannot tell, a copy or a call, counts as touching)."""
     out = _root(m.store.operands[1])
     reads = [_root(o.operands[0]) for o in m.value_ops if o.name == "memref.load"]
-    ok = True
-
-    def visit(op: ir.Operation) -> None:
-        nonlocal ok
-        if op.name in ("memref.load", "memref.store"):
-            buf = _root(op.operands[0] if op.name == "memref.load" else op.operands[1])
-            if buf == out or (op.name == "memref.store" and any(buf == r for r in reads)):
-                ok = False
-        for region in op.regions:
-            for b in region.blocks:
-                for o in b.operations:
-                    visit(o.operation)
-
-    visit(p)
-    return ok
+    for c, mem, _ in _accesses(p):
+        if mem is None:
+            return False
+        r = _root(mem)
+        if r == out or (c.name == "memref.store" and any(r == x for x in reads)):
+            return False
+    return True
 
 
 def _defined_before(nest: ir.Operation, at: ir.Operation) -> bool:
