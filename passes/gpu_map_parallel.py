@@ -1515,16 +1515,8 @@ def _defined_before(nest: ir.Operation, at: ir.Operation) -> bool:
     later = block_ops[at_i:]  # `at` and the ops after it, `nest` among them
 
     def top(v: ir.Value) -> ir.Operation | None:  # the op of `block` that defines or holds v's definition
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            return None  # a block argument: the function's, or one inside the nest
-        d = owner.operation if hasattr(owner, "operation") else owner
-        while d.block != block:
-            parent = d.block.owner
-            if parent is None:
-                return None
-            d = parent.operation if hasattr(parent, "operation") else parent
-        return d
+        owner = v.owner  # a block argument (the function's, or one inside the nest) has none
+        return None if isinstance(owner, ir.Block) else _top_in_block(owner, block)
 
     def ok(op: ir.Operation) -> bool:
         for v in op.operands:
