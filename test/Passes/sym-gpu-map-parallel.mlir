@@ -11,6 +11,7 @@
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='flat-vectors=0' | filecheck %s --check-prefix=FLAT0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='peel-rows=0' | filecheck %s --check-prefix=PEEL0
 // RUN: symopt %s --split-input-file --sym-gpu-map-parallel='vectorize=0 scalar-chunk=4' | filecheck %s --check-prefix=CHUNK4
+// RUN: symopt %s --split-input-file --sym-gpu-map-parallel='shifted-loads=1' | filecheck %s --check-prefix=SHIFT
 
 // Runs on the bufferized compute function after convert-linalg-to-parallel-loops, lower-affine and
 // canonicalize (sym-lower-to-nvvm): top-level scf.parallel nests, reduction nests and loose device
@@ -684,6 +685,63 @@ func.func @row_sum_unaligned_slice(%x: memref<?x16xf32, strided<[17, 1], offset:
       %v = memref.load %x[%i, %j] : memref<?x16xf32, strided<[17, 1], offset: 1>>
       %a = memref.load %y[%i] : memref<?xf32>
       %s = arith.addf %a, %v : f32
+      memref.store %s, %y[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return %ok : i32
+}
+
+// -----
+
+// A buffer read at the same place by every row (a weight: no outer index) need not share the odd
+// rows' alignment: at the row's first aligned element p it sits e = (offset + p) mod 4 lanes past a
+// 16-byte boundary, and its vectors are two aligned loads (at j - e, and 4 further unless e = 0)
+// shifted by e lanes in log2(4) selects between static shuffles (`shifted-loads=1`; not the default). Each row takes the peeled path,
+// not the scalar loop at 3 rows in 4 (a layer norm's weight and bias at rows of 4097).
+// SHIFT-LABEL: func.func @row_dot_odd
+// SHIFT:       } else {
+// SHIFT:         %[[P0:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// SHIFT:         %[[WP:.*]] = arith.addi %offset{{.*}}, %[[P0]] : index
+// SHIFT:         %[[E:.*]] = arith.remui %[[WP]], %c4{{.*}} : index
+// SHIFT:         scf.if
+// SHIFT:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// SHIFT:             vector.load %arg0[%{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// SHIFT:             %[[A:.*]] = arith.subi %[[J]], %[[E]] : index
+// SHIFT:             %[[MORE:.*]] = arith.cmpi ne, %[[E]], %c0{{.*}} : index
+// SHIFT:             %[[W:.*]] = arith.select %[[MORE]], %c4{{.*}}, %c0{{.*}} : index
+// SHIFT:             %[[B:.*]] = arith.addi %[[A]], %[[W]] : index
+// SHIFT:             %[[LA:.*]] = vector.load %arg1[%[[A]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// SHIFT:             %[[LB:.*]] = vector.load %arg1[%[[B]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// SHIFT:             %[[AB:.*]] = vector.shuffle %[[LA]], %[[LB]] [0, 1, 2, 3, 4, 5, 6, 7]
+// SHIFT:             %[[HI2:.*]] = vector.shuffle %[[AB]], %[[AB]] [2, 3, 4, 5, 6]
+// SHIFT:             %[[LO2:.*]] = vector.shuffle %[[AB]], %[[AB]] [0, 1, 2, 3, 4]
+// SHIFT:             %[[S2:.*]] = arith.select %{{.*}}, %[[HI2]], %[[LO2]] : vector<5xf32>
+// SHIFT:             %[[HI1:.*]] = vector.shuffle %[[S2]], %[[S2]] [1, 2, 3, 4]
+// SHIFT:             %[[LO1:.*]] = vector.shuffle %[[S2]], %[[S2]] [0, 1, 2, 3]
+// SHIFT:             arith.select %{{.*}}, %[[HI1]], %[[LO1]] : vector<4xf32>
+// SHIFT:       gpu.all_reduce add
+// VEC-LABEL: func.func @row_dot_odd
+// VEC-NOT:     vector.shuffle
+// VEC:         gpu.all_reduce add
+func.func @row_dot_odd(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?xf32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    memref.store %zero, %y[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %u = memref.load %w[%j] : memref<?xf32>
+      %p = arith.mulf %v, %u : f32
+      %a = memref.load %y[%i] : memref<?xf32>
+      %s = arith.addf %a, %p : f32
       memref.store %s, %y[%i] : memref<?xf32>
     }
     scf.reduce

@@ -251,3 +251,29 @@ def test_a_training_forward_that_returns_its_inputs_is_graphed():
             p.grad = q.grad = None
     forward = [a for a in backend._CACHE.values() if any(o.kind == "alias" for o in a.outputs)]
     assert forward and all(a.graphs is not None and a.graphs.replays >= 3 for a in forward)
+
+
+def test_a_training_backward_reads_its_saved_weight_transposes_in_place():
+    """A linear layer's backward takes the saved `weight.t()` (a permuted view of the parameter,
+    `Artifact.input_perms`): its graphs read the parameter where it is, with no copy at each replay
+    (they copied every layer's weight at every step), and see the optimizer's updates."""
+    torch.manual_seed(0)
+    m = Block().to(DEV)
+    ref = Block().to(DEV)
+    ref.load_state_dict(m.state_dict())
+    step = torch.compile(m, backend="mlir_sym", dynamic=True)
+    for n in (8, 8, 8, 8, 8):
+        x = torch.randn(n, 64, device=DEV)
+        step(x).square().mean().backward()
+        ref(x).square().mean().backward()
+        for p, q in zip(m.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, atol=1e-5, rtol=1e-3)
+            with torch.no_grad():  # an optimizer step: in place, seen by the next replay
+                p.sub_(0.5 * p.grad)
+                q.sub_(0.5 * q.grad)
+            p.grad = q.grad = None
+    (bwd,) = [a for a in backend._CACHE.values() if a.input_perms]
+    assert bwd.graphs is not None and bwd.graphs.replays >= 2
+    (g,) = bwd.graphs.graphs.values()
+    weights = {m.up.weight.data_ptr(), m.down.weight.data_ptr()}
+    assert weights <= {p for p in g.in_place if p is not None}

@@ -41,7 +41,7 @@ HOST = ("builtin.module(convert-scf-to-cf, expand-strided-metadata, lower-affine
 class Emulated:
     """The compute function of `fn` (dynamic shapes), mapped for the GPU and emulated on the CPU."""
 
-    def __init__(self, fn, example_args) -> None:
+    def __init__(self, fn, example_args, to_map: str = TO_MAP) -> None:
         self.mapped_ir = ""
         self.launches = 0
 
@@ -50,7 +50,7 @@ class Emulated:
             _, _, cmod = variant_modules(ig, {})
             with ig.context:
                 torch_to_linalg(ig, cmod)
-                build_pipeline(TO_MAP, context=ig.context).run(cmod)
+                build_pipeline(to_map, context=ig.context).run(cmod)
                 self.mapped_ir = str(cmod)
                 func = next(o.operation for o in cmod.body.operations if o.operation.name == "func.func")
                 self.launches = self.mapped_ir.count("gpu.launch ")
@@ -167,6 +167,33 @@ def test_emulated_kernel_matches_eager(kernels, name, m, n, misaligned):
     got = kernels[name]((m, n), *arrays)
     want = fn(x, *vecs).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def shifted_layernorm():
+    assert TO_MAP.endswith("sym-gpu-map-parallel)")
+    to_map = TO_MAP[:-1] + "{shifted-loads=2})"
+    return Emulated(_layernorm, [torch.randn(6, 16), torch.randn(16), torch.randn(16)], to_map)
+
+
+@pytest.mark.parametrize("m,n", [(9, 13), (5, 777), (3, 1031), (6, 5)])
+def test_layer_norm_reads_its_weight_shifted_at_odd_rows(shifted_layernorm, m, n):
+    """`shifted-loads=2` (not the default: see GpuMapParallel.shifted_loads): at odd row lengths each
+    row starts at another alignment and the weight and bias (read at the same place by every row)
+    at none of them; the peeled path reads them as two aligned vectors shifted by the row's offset
+    (_peel_split's shifts, _shifted_load), in registers (13: the rows a thread holds) and in memory
+    (777, 1031), where the scalar path took 3 rows in 4. Every offset 0..3 of float32 vectors shows
+    up among the rows."""
+    k = shifted_layernorm
+    assert k.mapped_ir.count("vector.shuffle") >= 4 * 4  # 4 shifted loads a path (concat, 3 stages)
+    g = torch.Generator().manual_seed(n)
+    x, w, b = torch.randn(m, n, generator=g), torch.randn(n, generator=g), torch.randn(n, generator=g)
+    got = k((m, n), x.numpy(), w.numpy(), b.numpy())
+    np.testing.assert_allclose(got, _layernorm(x, w, b).numpy(), rtol=1e-5, atol=1e-5)
+    # a weight 8 bytes past a 16-byte boundary: no aligned vectors of it, the rows take the scalar path
+    wb = torch.randn(n + 2, generator=g)
+    got = k((m, n), x.numpy(), wb[2:].numpy(), b.numpy())
+    np.testing.assert_allclose(got, _layernorm(x, wb[2:], b).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def _channel_affine(s, x, b):  # in the order Dynamo lifts them (s.view before the product)

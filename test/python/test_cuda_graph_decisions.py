@@ -287,7 +287,19 @@ def test_a_permuted_view_of_a_parameter_is_read_in_place(monkeypatch):
     # registered buffer's view), copied when it is another view of that memory
     buffer = torch.arange(24.0).reshape(3, 8).clone()
     strided = buffer[:, ::2]
-    ref = cuda_graphs.weakref.ref
-    first = (ref(buffer), strided.data_ptr(), ref(strided))
+    first = cuda_graphs._first(strided)
     assert cuda_graphs._same_tensor(strided, first)
     assert not cuda_graphs._same_tensor(buffer[:, ::2], first)
+    # how a backward gets a saved `weight.t()`: a new tensor object at every step, no view of the
+    # parameter (`_base` None), over its storage: read in place (it was copied at every replay)
+    first = cuda_graphs._first(weight.detach().t().permute(1, 0))
+    again = torch.empty(0).set_(weight.untyped_storage(), 0, (4, 3), (1, 4)).permute(1, 0)
+    assert again._base is None or again._base is not weight
+    assert cuda_graphs._same_tensor(again, first)
+    # a new storage at the same address (memory freed and reused) is another tensor: copied
+    scratch = torch.zeros(12)
+    first = cuda_graphs._first(scratch)
+    ptr = scratch.data_ptr()
+    del scratch
+    reused = torch.zeros(12)
+    assert reused.data_ptr() != ptr or not cuda_graphs._same_tensor(reused, first)

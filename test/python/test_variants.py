@@ -1,8 +1,11 @@
 """Artifacts with several variants (sym-specialize under a guard) and Dynamo's dynamic-shape controls."""
+import pytest
 import torch
 import torch._dynamo
 
 from mlir_sym import backend
+
+_DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
 
 
 def _fresh():
@@ -31,7 +34,8 @@ def test_hint_variant_serves_hot_size_and_generic_serves_the_rest(monkeypatch):
     assert any(kind == "guard" and origin.startswith("specialized") for kind, _, origin in art.variants[0].checks)
 
 
-def test_backward_graphs_get_a_specialized_variant(monkeypatch, caplog):
+@pytest.mark.parametrize("device", _DEVICES)
+def test_backward_graphs_get_a_specialized_variant(monkeypatch, caplog, device):
     """A training step under MLIR_SYM_SPECIALIZE=1: the forward and the backward graph each get a
     variant for the traced sizes, which serves them, and the generic one serves the others; results
     and gradients match eager's. The backward's variant did not lower (canonicalization folds the
@@ -42,7 +46,8 @@ def test_backward_graphs_get_a_specialized_variant(monkeypatch, caplog):
     h = lambda x, w: (x * w).sum(0)  # noqa: E731
     f = torch.compile(h, backend="mlir_sym", dynamic=True)
     for n, m in ((3, 4), (5, 6), (3, 4)):
-        x, w = torch.randn(n, m, requires_grad=True), torch.randn(m, requires_grad=True)
+        x = torch.randn(n, m, device=device, requires_grad=True)
+        w = torch.randn(m, device=device, requires_grad=True)
         got = f(x, w)
         gx, gw = torch.autograd.grad(got.sum(), (x, w))
         want = h(x, w)

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -162,9 +163,8 @@ class CudaGraphs:
             if first is None:  # the size's first call: remember which tensors it was given
                 if len(self.first_ptrs) >= 1024:
                     self.first_ptrs.clear()
-                self.first_ptrs[key] = [(weakref.ref(_root(a)), a.data_ptr(), weakref.ref(a))
-                                        if isinstance(a, torch.Tensor) and a.device.type == self.device_type
-                                        else None for a in args]
+                self.first_ptrs[key] = [_first(a) if isinstance(a, torch.Tensor)
+                                        and a.device.type == self.device_type else None for a in args]
                 return None
             if sum(1 for v in self.graphs.values() if v is not None) >= self.max_graphs:
                 if len(self.graphs) >= 4096:  # sizes that run normally: forget them, not the graphs
@@ -388,6 +388,10 @@ class CudaGraphs:
                  " (another one: the first one's outputs are held, or its inputs moved)" if spare else "",
                  sum(p is not None for p in in_place), len(follow or ()),
                  sum(_nbytes(a) for a, p in zip(args, in_place) if p is None))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("mlir_sym: %s copies inputs %s", self.artifact.name,
+                      [(i, tuple(a.shape), str(a.dtype)) for i, (a, p) in enumerate(zip(args, in_place))
+                       if p is None and isinstance(a, torch.Tensor)])
         return g
 
 
@@ -404,23 +408,26 @@ def _all_graphs(g: Any) -> list:
     return out
 
 
-def _root(a: torch.Tensor) -> torch.Tensor:
-    """The tensor `a` views (itself when it is no view)."""
-    return a._base if a._base is not None else a
+def _first(a: torch.Tensor) -> tuple:
+    """What `_same_tensor` compares a later call's tensor with: weak references to `a`'s storage and
+    to `a`, and its address."""
+    return (StorageWeakRef(a.untyped_storage()), a.data_ptr(), weakref.ref(a))
 
 
 def _same_tensor(a: torch.Tensor, first: tuple) -> bool:
-    """Whether `a` is the first call's tensor (`first`: weak references to its root and to itself, and
-    its address): the very object (a registered buffer's strided view too), or a contiguous view of
-    the same root at the same address, which reads the same memory at this size (the artifact's view
-    of a permuted input, `Artifact.input_perms`, is made anew at every call: a parameter's
-    `weight.t()` saved for a backward)."""
+    """Whether `a` is the first call's tensor (`first`, from `_first`): the very object (a registered
+    buffer's strided view too), or a contiguous tensor at the same address of the same storage, still
+    alive, which reads the same memory at this size. A parameter's `weight.t()` saved for a backward
+    comes as a new tensor object at every step (autograd unpacks it, no `_base`), and the artifact
+    permutes it back (`Artifact.input_perms`): the graph reads the parameter in place, where it
+    copied every linear layer's weight at every replay. A new activation that happens to reuse the
+    first one's memory has another storage: copied."""
     if a.data_ptr() != first[1]:
         return False
     if first[2]() is a:
         return True
-    root = first[0]()
-    return root is not None and root is _root(a) and a.is_contiguous()
+    storage = first[0]
+    return not storage.expired() and storage.cdata == a.untyped_storage()._cdata and a.is_contiguous()
 
 
 def _forget_outputs(owner: int) -> None:
