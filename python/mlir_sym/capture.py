@@ -200,8 +200,10 @@ def compile_variants(ig: ImportedGraph, name: str, specs: list[dict[str, int]],
         except (UnsupportedOpError, LoweringError) as e:
             if not spec:
                 raise
+            lines = [x.strip() for x in str(e).splitlines() if x.strip()]
             log.warning("mlir_sym: graph %s: the variant specialized to %s does not lower; the generic "
-                        "variant serves those sizes (%s)", name, spec, str(e).splitlines()[0])
+                        "variant serves those sizes (%s)", name, spec, " ".join(lines[:2])[:400])
+            log.debug("mlir_sym: graph %s: the specialized variant's error in full:\n%s", name, e)
     return out
 
 

@@ -76,7 +76,8 @@ def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, capl
 
     def failing(ig, mod, specialized=False):
         if specialized:
-            raise LoweringError("pipeline 'torch-to-linalg-specialized' failed: (stand-in)")
+            raise LoweringError("pipeline 'torch-to-linalg-specialized' failed:\n"
+                                "loc(\"f.py\":3:0): the located reason (stand-in)\n  note: more")
         return lower(ig, mod, specialized)
 
     monkeypatch.setattr(capture, "torch_to_linalg", failing)
@@ -86,6 +87,8 @@ def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, capl
         x = torch.randn(n, 4)
         torch.testing.assert_close(f(x), h(x))
     assert "does not lower; the generic variant serves those sizes" in caplog.text
+    # the warning says why: the first located diagnostic, not only the pipeline's name
+    assert 'loc("f.py":3:0): the located reason (stand-in)' in caplog.text
     art = next(iter(backend._CACHE.values()))
     assert [v.name for v in art.variants] == ["generic"]
 
