@@ -10,6 +10,8 @@ from collections import Counter
 
 import pytest
 import torch
+import torch._dynamo
+import torch.nn as nn
 
 from mlir_sym import backend, decompositions
 from training import CONV_MODULES, check_backward
@@ -262,3 +264,40 @@ def test_depthwise_transposed_convolution_matches_aten():
     x = torch.randn(1, 2, 5, dtype=torch.float64)
     assert decompositions.depthwise_transposed_convolution(
         x, torch.randn(2, 2, 3, dtype=torch.float64), None, [1], [0], [1], True, [0], 1) is NotImplemented
+
+
+def _grads_match(m, pre, shapes) -> None:
+    """`m(pre(x))` compiled (dynamic=True) against eager in float64 at each shape, recompiles
+    allowed: the output and the input's and every parameter's gradient."""
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: m(pre(x)), backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(0)
+    for s in shapes:
+        x = torch.randn(*s, generator=g, dtype=torch.float64, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_(True)
+        got, want = f(x), m(pre(x2))
+        torch.testing.assert_close(got, want)
+        up = torch.randn(want.shape, generator=g, dtype=torch.float64)
+        grads = torch.autograd.grad(got, [x, *m.parameters()], up)
+        expected = torch.autograd.grad(want, [x2, *m.parameters()], up)
+        torch.testing.assert_close(grads, expected, msg=lambda msg: f"shape {s}: {msg}")
+
+
+def test_strided_convolutions_after_a_recompile_at_width_one():
+    """The CNN fuzz's leftover: a graph Dynamo recompiles with a static width of 1 (size 1 is
+    specialized), before a strided convolution, forward and backward (1-, 2- and 3-d)."""
+    torch.manual_seed(0)
+    _grads_match(nn.Conv1d(3, 4, 3, stride=2, padding=1).double(), lambda x: x, [(2, 3, 9), (2, 3, 1), (2, 3, 6)])
+    _grads_match(nn.Sequential(nn.Conv2d(3, 4, 3, stride=2, padding=1), nn.ReLU(),
+                               nn.Conv2d(4, 2, 3, stride=2, padding=1)).double(), lambda x: x,
+                 [(2, 3, 8, 9), (2, 3, 7, 1), (2, 3, 9, 1)])
+    _grads_match(nn.Conv3d(2, 2, 3, stride=2, padding=1).double(), lambda x: x, [(1, 2, 5, 6, 7), (1, 2, 4, 5, 1)])
+
+
+def test_transposed_convolution_of_a_parity_slice():
+    """The CNN fuzz's other leftover: `x[..., ::2]` (its size depends on the parity) before a
+    transposed convolution, in training, at odd and even lengths."""
+    torch.manual_seed(0)
+    _grads_match(nn.ConvTranspose1d(3, 2, 3, stride=2).double(), lambda x: x[..., ::2], [(2, 3, 9), (2, 3, 10), (2, 3, 11)])
+    _grads_match(nn.ConvTranspose2d(3, 2, 3, stride=2).double(), lambda x: x[..., ::2],
+                 [(2, 3, 9, 8), (2, 3, 10, 8), (2, 3, 11, 9)])
