@@ -2373,7 +2373,9 @@ def _shifted_load(vt: ir.VectorType, mem: ir.Value, idxs: list, e: ir.Value, ali
     (0 <= e < width): two aligned loads, at idxs[-1] - e and W further (the same one when e = 0:
     nothing past the row is read), and a shift by e lanes in log2(W) selects between static
     shuffles (e is the same for every thread and vector of a row). Both loads touch only the
-    16-byte chunks holding elements the vector takes."""
+    16-byte chunks holding elements the vector takes; the first one's index may be below 0 (the
+    row's first vector, e > p), an address still inside the buffer's allocation, which MLIR's
+    `vector.load` calls out of bounds: one more reason the option is off by default."""
     from torch_mlir.dialects import vector
 
     idx = ir.IndexType.get()

@@ -296,10 +296,41 @@ def test_a_permuted_view_of_a_parameter_is_read_in_place(monkeypatch):
     again = torch.empty(0).set_(weight.untyped_storage(), 0, (4, 3), (1, 4)).permute(1, 0)
     assert again._base is None or again._base is not weight
     assert cuda_graphs._same_tensor(again, first)
-    # a new storage at the same address (memory freed and reused) is another tensor: copied
-    scratch = torch.zeros(12)
-    first = cuda_graphs._first(scratch)
-    ptr = scratch.data_ptr()
-    del scratch
-    reused = torch.zeros(12)
-    assert reused.data_ptr() != ptr or not cuda_graphs._same_tensor(reused, first)
+    # another storage at the same address (memory freed and reused by a new activation) is another
+    # tensor: copied (two storages over one buffer stand for it)
+    memory = bytearray(48)
+    scratch = torch.frombuffer(memory, dtype=torch.float32)
+    reused = torch.frombuffer(memory, dtype=torch.float32)
+    assert reused.data_ptr() == scratch.data_ptr()
+    assert cuda_graphs._same_tensor(scratch.view(3, 4), cuda_graphs._first(scratch))
+    assert not cuda_graphs._same_tensor(reused, cuda_graphs._first(scratch))
+
+
+def test_a_view_into_another_graphs_output_is_copied(monkeypatch):
+    """A contiguous view into a graph's output buffer, not at its start (`saved[4:]`; views at the
+    start are followed where they are), is copied: read in place by storage, the consumer's graph kept
+    it, the producer's graph saw its buffer held ever after and wrote its outputs elsewhere, and the
+    consumer stopped replaying after its first replay (a review found it)."""
+    _fake_cuda_graphs(monkeypatch)
+    fwd, bwd = _AddressArtifact(), _AddressArtifact()
+    gf, gb = CudaGraphs(fwd, max_bytes=1 << 20), CudaGraphs(bwd, max_bytes=1 << 20)
+    pf, kf = (None, [], [(8,)]), (8,)
+    pb, kb = (None, [], [(4,)]), (4,)
+
+    def call(graphs, art, plan, key, *args):
+        r = graphs.call(key, plan, list(args))
+        return r[0] if r is not None else art._run(plan, list(args))[0]
+
+    w8, w4, x = torch.ones(8), torch.ones(4), torch.arange(8.0)
+    for _ in range(3):  # the producer's size graphed before the consumer's first call
+        call(gf, fwd, pf, kf, x, w8)
+    for step in range(8):
+        x.fill_(step)
+        saved = call(gf, fwd, pf, kf, x, w8)
+        got = call(gb, bwd, pb, kb, saved[4:], w4)
+        torch.testing.assert_close(got, (x[4:] * 2 + 1) * 2 + 1)
+        del saved, got
+    assert gf.captures == 1 and gb.captures == 1
+    assert gb.replays >= 6, gb.replays
+    assert gb.graphs[kb].in_place[0] is None  # the view copied, the weight read in place
+

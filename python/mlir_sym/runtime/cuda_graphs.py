@@ -421,13 +421,18 @@ def _same_tensor(a: torch.Tensor, first: tuple) -> bool:
     comes as a new tensor object at every step (autograd unpacks it, no `_base`), and the artifact
     permutes it back (`Artifact.input_perms`): the graph reads the parameter in place, where it
     copied every linear layer's weight at every replay. A new activation that happens to reuse the
-    first one's memory has another storage: copied."""
+    first one's memory has another storage: copied. So is a view into a graph's output buffer (not
+    at its start: those are followed, `_graph_outputs_of_others`): the graph would keep it, and the
+    buffer's own graph, seeing it held, would write its outputs elsewhere at every later call."""
     if a.data_ptr() != first[1]:
         return False
     if first[2]() is a:
         return True
     storage = first[0]
-    return not storage.expired() and storage.cdata == a.untyped_storage()._cdata and a.is_contiguous()
+    if storage.expired() or not a.is_contiguous():
+        return False
+    s = a.untyped_storage()
+    return storage.cdata == s._cdata and s.data_ptr() not in _GRAPH_OUTPUTS
 
 
 def _forget_outputs(owner: int) -> None:
