@@ -86,9 +86,27 @@ def test_case_dynamic(case: Case, dynamo_graphs):
                 pytest.skip(f"the case makes CPU tensors itself (eager fails on CUDA inputs): {e}")
             got = compiled(*args)
         torch.testing.assert_close(got, expected, **tol, equal_nan=case.equal_nan, msg=lambda m: f"{case.name}, size {n}: {m}")
-    assert dynamo_graphs() == case.graphs, "Dynamo recompiled for a new size"
-    assert backend.stats.compiles == case.graphs, "mlir_sym compiled more than once per graph"
+    graphs = dynamo_graphs()
+    if graphs != case.graphs:  # ours, or PyTorch's own (torch 2.11's pooling shape functions guard
+        # on a size's parity, and Dynamo recompiles per parity before any backend sees a graph)
+        assert graphs == _graphs_of_pytorch(case, dynamo_graphs), "Dynamo recompiled for a new size"
+    assert backend.stats.compiles == graphs, "mlir_sym compiled more than once per graph"
     assert backend.stats.fallbacks == 0 and backend.stats.guard_misses == 0
+
+
+def _graphs_of_pytorch(case: Case, dynamo_graphs) -> int:
+    """The graphs Dynamo makes of `case` over its sizes with the eager backend (no guards of ours):
+    what this PyTorch build recompiles by itself."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    before = dynamo_graphs()
+    fn = _build(case)
+    compiled = torch.compile(fn, backend="eager", dynamic=True)
+    with torch.no_grad():
+        for n in case.sizes:
+            compiled(*_cuda(case.inputs(n)))
+    return dynamo_graphs() - before
 
 
 def test_pointwise_every_size_one_compile(dynamo_graphs):
