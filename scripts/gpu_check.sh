@@ -6,6 +6,7 @@
 #   bash scripts/gpu_check.sh kernels   # gpu_reference.py kernels + tiny graph, inductor side by side
 #   bash scripts/gpu_check.sh masks     # bench_masks.py --device cuda, both suites
 #   bash scripts/gpu_check.sh compile   # bench_hf_gpu.py (one process per row; about 10 minutes)
+#   bash scripts/gpu_check.sh training  # bench_training.py in bf16 and float32, eager and inductor beside (about 5 minutes)
 set -u
 out=${OUT:-/tmp/gpu_out}
 mkdir -p "$out"
@@ -31,6 +32,12 @@ for what in "${@:-tests}"; do
     compile)
       timeout 590 python3 benchmarks/bench_hf_gpu.py --json "$out/hf_compile.json" > "$out/hf_compile.log" 2>&1
       tail -12 "$out/hf_compile.log" ;;
-    *) echo "unknown check: $what (tests, kernels, masks, compile)"; exit 2 ;;
+    training)
+      for dtype in bfloat16 float32; do
+        timeout 280 python3 benchmarks/bench_training.py --dtype $dtype --lengths 64,256,100 \
+          --backends eager,inductor,mlir_sym --top 40 > "$out/training_$dtype.txt" 2>&1
+        grep -E "^\| (inductor|mlir_sym) " "$out/training_$dtype.txt"
+      done ;;
+    *) echo "unknown check: $what (tests, kernels, masks, compile, training)"; exit 2 ;;
   esac
 done
