@@ -213,3 +213,30 @@ def test_split_of_bert_attention_output():
 def test_no_split_without_a_unit_stride():
     a = torch.randn(4, 12, dtype=torch.float64)[:, ::2]
     assert gemm_calls(matmul_form("ik,kj->ij"), ([4, 6], list(a.stride())), ([6, 5], [5, 1]), ([4, 5], [5, 1]), True) is None
+
+
+def test_a_failed_handle_names_an_earlier_device_failure(monkeypatch):
+    """A device-side assertion (an index check in a kernel) leaves the context unusable, and the next
+    call reports it: when that is cuBLAS's first handle, the error said only "cublasCreate failed
+    with status 14"; it now says that a kernel failed before, with torch's report of it."""
+    import contextlib
+
+    import torch
+
+    from mlir_sym.runtime import cublas
+
+    class Lib:
+        def cublasCreate_v2(self, handle):
+            return 14
+
+    def synchronize(index=None):
+        raise RuntimeError("CUDA error: device-side assert triggered\nmore")
+
+    monkeypatch.setattr(torch.cuda, "device", lambda index: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "synchronize", synchronize)
+    with pytest.raises(RuntimeError, match=r"status 14: an earlier kernel failed on the device "
+                                           r"\(CUDA error: device-side assert triggered;"):
+        cublas.Blas(Lib(), 0)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda index=None: None)
+    with pytest.raises(RuntimeError, match=r"^cublasCreate failed with status 14$"):
+        cublas.Blas(Lib(), 0)

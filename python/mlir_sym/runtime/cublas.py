@@ -257,6 +257,18 @@ def _find_library() -> str | None:
     return None
 
 
+def _earlier_failure(index: int) -> str:
+    """Why the device's context may be unusable: a kernel that failed before (a device-side
+    assertion, such as an index check's, stops the context; the next call, here the first cuBLAS
+    handle's creation, is what reports it, as status 14), from torch's synchronize; else ''."""
+    try:
+        torch.cuda.synchronize(index)
+    except RuntimeError as e:  # torch.AcceleratorError is a RuntimeError
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return f": an earlier kernel failed on the device ({first}; its message, if any, is on stderr)"
+    return ""
+
+
 class Blas:
     """A cuBLAS handle of this thread on one device, its stream and workspace following torch's
     current stream (a workspace per stream, from torch's allocator, as torch keeps one)."""
@@ -294,7 +306,7 @@ class Blas:
         with torch.cuda.device(index):
             rc = lib.cublasCreate_v2(ctypes.byref(handle))
         if rc != 0:
-            raise RuntimeError(f"cublasCreate failed with status {rc}")
+            raise RuntimeError(f"cublasCreate failed with status {rc}{_earlier_failure(index)}")
         self.handle = handle
         self.stream = -1
         self.workspaces: dict[int, torch.Tensor] = {}
