@@ -65,6 +65,14 @@ call_function"); it becomes a chain of `operator.add`. `torch.sym_max` / `torch.
 sizes (`max(x.size(0), y.size(0))`, padding to the longer of two inputs) have none either; they become
 `prim.max.int` / `prim.min.int`, which it imports and lowers to `arith.maxsi` / `arith.minsi`.
 
+`empty_strided_as_empty`: torch-mlir decomposes `aten.new_empty_strided` / `aten.empty_strided` into
+an empty tensor under a runtime assert that the strides are the default (contiguous) ones. PyTorch
+allows any strides there, and AOTAutograd writes such a tensor as the destination of a `copy` in
+backward graphs with the strides of the view it stands for (`x.t().clone()` then a slice assigned:
+the backward's `new_empty_strided(grad, [n, m], [1, n])`), so the backward failed with "not all
+strides are default" at every call. On value tensors strides mean nothing, except to `as_strided`:
+in a graph without one, each becomes `new_empty` / `empty` of the same sizes.
+
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
 between symbolic bounds, which it lowers exactly.
@@ -589,6 +597,35 @@ def nonnegative_dims(graph: fx.Graph) -> int:
         if isinstance(t, torch.Tensor) and isinstance(dim, int) and dim < 0 and t.dim() > 0:
             node.args = (node.args[0], dim % t.dim(), *node.args[2:])
             count += 1
+    return count
+
+
+_STRIDED_EMPTY = {"aten.new_empty_strided.default", "aten.empty_strided.default"}
+_AS_STRIDED = {"aten.as_strided.default", "aten.as_strided_.default", "aten.as_strided_scatter.default",
+               "aten.as_strided_copy.default"}
+
+
+def empty_strided_as_empty(graph: fx.Graph) -> int:
+    """Each `new_empty_strided(x, size, stride)` as `new_empty(x, size)` and `empty_strided(size,
+    stride)` as `empty(size)` (the same dtype, device and layout), unless the graph reads memory
+    through strides (`as_strided`)."""
+    nodes = [n for n in graph.nodes if n.op == "call_function"]
+    if any(str(n.target) in _AS_STRIDED for n in nodes):
+        return 0
+    count = 0
+    for node in nodes:
+        t = str(node.target)
+        if t not in _STRIDED_EMPTY:
+            continue
+        kwargs = {k: v for k, v in node.kwargs.items() if k in ("dtype", "layout", "device", "pin_memory")}
+        e = Emitter(graph, node)
+        if t == "aten.new_empty_strided.default":
+            new = e(torch.ops.aten.new_empty.default, node.args[0], node.args[1], **kwargs)
+        else:
+            new = e(torch.ops.aten.empty.memory_format, node.args[0], **kwargs)
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        count += 1
     return count
 
 

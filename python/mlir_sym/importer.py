@@ -274,6 +274,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         numerics.python_floor_division(graph)
         numerics.float_comparison_scalars(graph)  # last: the rewrites above write comparisons too
         fx_rewrites.splits_to_slices(graph)
+        fx_rewrites.empty_strided_as_empty(graph)
         fx_rewrites.empty_concats(graph)
         fx_rewrites.flat_put_indices(graph)
         fx_rewrites.nonnegative_dims(graph)
