@@ -942,11 +942,18 @@ class Emitter:
         return self._add(torch.ops.aten.sym_size.int, (t, d), {}, s)
 
 
-def var_mean_in_float(graph: fx.Graph) -> int:
+def var_mean_in_float(graph: fx.Graph, corrected: bool = False) -> int:
     """`var_mean(x, dims, correction=0, keepdim=True)` (layer and group norm) as mean, then the mean of
     squared deviations, in float32 (half inputs converted first, results converted back): what PyTorch
     computes in its float accumulation type. torch-mlir's lowering computes it in float64, which
-    costs a GPU kernel twice the arithmetic and registers for no accuracy the eager result has."""
+    costs a GPU kernel twice the arithmetic and registers for no accuracy the eager result has.
+
+    `corrected` (the CPU path, whose loops sum a row in order): the mean m0 gets the mean c of the
+    deviations from it added (the corrected two-pass algorithm: mean = m0 + c, var = mean((x - m0)^2)
+    - c^2). A row summed in order is off by up to n roundings, and a layer norm of a constant row
+    (eager: exactly 0, its Welford mean exact) gave (x - m0) * rsqrt(eps) = up to 3e-2 at 127
+    floats; with the correction such a row's mean is exact. The GPU's tree reductions are off by
+    log2(n) roundings, and the extra reduction there is not measured yet."""
     aten, prims = torch.ops.aten, torch.ops.prims
     count = 0
     for node in list(graph.nodes):
@@ -968,6 +975,10 @@ def var_mean_in_float(graph: fx.Graph) -> int:
         mean = e(aten.mean.dim, xf, list(dims), True)
         dev = e(aten.sub.Tensor, xf, mean)
         var = e(aten.mean.dim, e(aten.mul.Tensor, dev, dev), list(dims), True)
+        if corrected:
+            c = e(aten.mean.dim, dev, list(dims), True)
+            mean = e(aten.add.Tensor, mean, c)
+            var = e(aten.sub.Tensor, var, e(aten.mul.Tensor, c, c))
         if half:
             var = e(prims.convert_element_type.default, var, xv.dtype)
             mean = e(prims.convert_element_type.default, mean, xv.dtype)

@@ -262,7 +262,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         fx_rewrites.op_aliases(graph)
         fx_rewrites.sym_sums_as_adds(graph)
         fx_rewrites.scalar_first_operands(graph)
-        fx_rewrites.var_mean_in_float(graph)
+        fx_rewrites.var_mean_in_float(graph, corrected=target != "gpu")
         numerics.tanh_gelu_formula(graph)
         numerics.widen_half_reductions(graph)
         numerics.pow_special_exponents(graph)  # first: eager rounds a half x * x before `* x`
