@@ -75,6 +75,9 @@ eager's semantics, under symbolic sizes:
   _adaptive_avg_pool2d_backward
                             A_h^T @ grad @ A_w with A[o, i] = 1 / |window o| for i in window o
                             (eager's windows: [floor(o * n / m), ceil((o + 1) * n / m))), two matmuls
+  roll (no dims)            over the flattened tensor, as eager: a roll of the 1-d view along its dim,
+                            viewed back (torch-mlir lowers a roll along dims, not one without);
+                            rolls along dims keep torch-mlir's
 """
 from __future__ import annotations
 
@@ -553,3 +556,13 @@ def constant_pad_nd(x: torch.Tensor, pad, value=0.0):
     if any(not (isinstance(p, int) and p == 0) for p in pad):
         x = aten.constant_pad_nd.default(x, pad, value)
     return _dense(x)
+
+
+@_register(aten.roll.default)
+def roll_flattened(x: torch.Tensor, shifts, dims=()) -> torch.Tensor:
+    if dims:
+        return NotImplemented  # torch-mlir's lowering serves rolls along dims
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    if len(shifts) != 1:
+        return NotImplemented  # eager's error (shifts and dims of different lengths)
+    return aten.roll.default(x.reshape(-1), shifts, [0]).view(x.shape)

@@ -301,3 +301,17 @@ def test_transposed_convolution_of_a_parity_slice():
     _grads_match(nn.ConvTranspose1d(3, 2, 3, stride=2).double(), lambda x: x[..., ::2], [(2, 3, 9), (2, 3, 10), (2, 3, 11)])
     _grads_match(nn.ConvTranspose2d(3, 2, 3, stride=2).double(), lambda x: x[..., ::2],
                  [(2, 3, 9, 8), (2, 3, 10, 8), (2, 3, 11, 9)])
+
+
+def test_roll_without_dims_rolls_the_flattened_tensor(dynamo_graphs):
+    """`x.roll(k)` with no dims rolls over the flattened tensor; torch-mlir lowers rolls along dims
+    only (the op was reported unsupported). One compilation over the sizes, shifts of both signs."""
+    torch._dynamo.reset()
+    backend._CACHE.clear()
+    for fn in (lambda x: x.amax(0).roll(1), lambda x: (x * 2).roll(-3) + x):
+        compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+        g = torch.Generator().manual_seed(0)
+        for shape in [(5, 3, 2), (7, 4, 3), (6, 5, 2)]:
+            x = torch.randn(*shape, generator=g)
+            torch.testing.assert_close(compiled(x), fn(x))
+    assert dynamo_graphs() == 2
