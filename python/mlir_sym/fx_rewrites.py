@@ -607,16 +607,18 @@ _AS_STRIDED = {"aten.as_strided.default", "aten.as_strided_.default", "aten.as_s
 
 def empty_strided_as_empty(graph: fx.Graph) -> int:
     """Each `new_empty_strided(x, size, stride)` as `new_empty(x, size)` and `empty_strided(size,
-    stride)` as `empty(size)` (the same dtype, device and layout), unless the graph reads memory
-    through strides (`as_strided`)."""
+    stride)` as `empty(size)` (the same dtype, device and layout) when it is only the destination of
+    copies (`aten.copy`: their results are values), unless the graph reads memory through strides
+    (`as_strided`)."""
     nodes = [n for n in graph.nodes if n.op == "call_function"]
     if any(str(n.target) in _AS_STRIDED for n in nodes):
         return 0
     count = 0
     for node in nodes:
         t = str(node.target)
-        if t not in _STRIDED_EMPTY:
-            continue
+        if t not in _STRIDED_EMPTY or not node.users or not all(
+                str(u.target) == "aten.copy.default" and u.args[0] is node for u in node.users):
+            continue  # only as a copy's destination: a tensor handed out keeps the strides it was made with
         kwargs = {k: v for k, v in node.kwargs.items() if k in ("dtype", "layout", "device", "pin_memory")}
         e = Emitter(graph, node)
         if t == "aten.new_empty_strided.default":
