@@ -70,8 +70,9 @@ an empty tensor under a runtime assert that the strides are the default (contigu
 allows any strides there, and AOTAutograd writes such a tensor as the destination of a `copy` in
 backward graphs with the strides of the view it stands for (`x.t().clone()` then a slice assigned:
 the backward's `new_empty_strided(grad, [n, m], [1, n])`), so the backward failed with "not all
-strides are default" at every call. On value tensors strides mean nothing, except to `as_strided`:
-in a graph without one, each becomes `new_empty` / `empty` of the same sizes.
+strides are default" at every call. A copy's result is a value, whose strides mean nothing but to
+`as_strided`: in a graph without one, each that is only a copy's destination becomes `new_empty` /
+`empty` of the same sizes.
 
 `splits_to_slices`: torch-mlir cannot lower `aten.split_with_sizes` whose sizes are not constants
 (it fails on the list of sizes); each piece taken out of such a split is rewritten as `aten.slice`
