@@ -47,7 +47,8 @@ import itertools
 from torch_mlir import ir
 
 from mlir_sym import shapes
-from mlir_sym.passes.canonicalize import declared_ranges, functions, module_of, recorded_ranges
+from mlir_sym.passes.canonicalize import (EQUALITIES_ATTR, declared_ranges, functions, module_of, recorded_equalities,
+                                          recorded_ranges)
 from mlir_sym.passes.registry import SymPass, located_error, register
 
 DIMS_ATTR = "sym.dims"
@@ -127,9 +128,10 @@ def _fact_expr(fn: ir.Operation, where: str, e: ir.Attribute, declared: dict, st
 class _Reader:
     """Reads arith/tensor values as sympy size expressions and i1 values as canonical conditions."""
 
-    def __init__(self, facts: shapes.Facts, dims: dict) -> None:
+    def __init__(self, facts: shapes.Facts, dims: dict, canon=lambda e: e) -> None:
         self.facts = facts
         self.dims = dims  # (block argument, dim) -> sympy expression
+        self.canon = canon  # equal sizes as one expression (the module's sym.equalities)
         self.ints: dict = {}
         self.conds: dict = {}
         self.fresh = itertools.count()
@@ -147,7 +149,7 @@ class _Reader:
     def int(self, v: ir.Value):
         if v in self.ints:
             return self.ints[v]
-        out = self._int(v)
+        out = self.canon(self._int(v))
         self.ints[v] = out
         return out
 
@@ -169,7 +171,7 @@ class _Reader:
         self.opaque_dims[key] = self._opaque(nonneg=True)  # a cycle through block arguments ends here
         known = self._produced_dim(src, d, shape)
         if known is not None:
-            self.opaque_dims[key] = known
+            self.opaque_dims[key] = self.canon(known)
         return self.opaque_dims[key]
 
     def _produced_dim(self, src: ir.Value, d: int, shape: list):
@@ -365,13 +367,17 @@ def argument_facts(fn: ir.Operation, declared: dict) -> dict:
 def size_reader(fn: ir.Operation, declared: dict, recorded: dict | None = None) -> _Reader:
     """A reader of `fn`'s index values as sympy expressions of the symbols, under its argument facts,
     the declared symbol ranges and those the module records in `sym.ranges` (also used by
-    sym-unify-sizes). Only declarations make an unknown name in the facts an error."""
-    dims = argument_facts(fn, declared)
+    sym-unify-sizes). Only declarations make an unknown name in the facts an error. Sizes equal by
+    the module's `sym.equalities` read as one expression (shapes.equality_canon)."""
+    pairs = [tuple(_fact_expr(fn, f"{EQUALITIES_ATTR} entry {i}", side, declared, None) for side in pair)
+             for i, pair in enumerate(recorded_equalities(module_of(fn)))]
+    canon = shapes.equality_canon(p for p in pairs if None not in p)
+    dims = {key: canon(expr) for key, expr in argument_facts(fn, declared).items()}
     facts = shapes.Facts({**(recorded or {}), **declared})
     for (arg, k), expr in dims.items():
         if k is not None:  # a dimension (a SymInt argument may be negative)
             facts.add(("dim", k, str(expr)), shapes.relation("ge", expr, 0))
-    return _Reader(facts, dims)
+    return _Reader(facts, dims, canon)
 
 
 @register

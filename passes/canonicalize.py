@@ -120,6 +120,22 @@ def recorded_ranges(module: ir.Operation | None) -> dict[str, tuple[int | None, 
     return out
 
 
+EQUALITIES_ATTR = "sym.equalities"  # on a module: [["s0*s1", "s2*s3"], ...], size equalities its guards check
+
+
+def recorded_equalities(module: ir.Operation | None) -> list[tuple[ir.Attribute, ir.Attribute]]:
+    """The size equalities a module records in its `sym.equalities` attribute (the importer writes the
+    guards `Eq(a, b)` between expressions of symbols there; the guard function checks them before any
+    compute runs): pairs of the two sides' attributes, strings in sympy syntax."""
+    if module is None or EQUALITIES_ATTR not in module.attributes:
+        return []
+    out = []
+    for pair in ir.ArrayAttr(module.attributes[EQUALITIES_ATTR]):
+        a, b = list(ir.ArrayAttr(pair))
+        out.append((a, b))
+    return out
+
+
 def declared_unbacked(module: ir.Operation | None) -> set[str]:
     """The declared symbols marked `unbacked` (values that depend on data)."""
     if module is None:

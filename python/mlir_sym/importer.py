@@ -365,6 +365,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
                 _declare_symbol(s, shape_env)
         _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_env, checks)
         _bind_compute(module, func_name, sources)
+        _record_equalities(module, guard_exprs)
     module.operation.verify()
     op_sources: dict[str, str] = {}
     for node in graph.nodes:
@@ -692,6 +693,23 @@ def _build_guard_function(module, sources, guard_exprs, asserts, symbols, shape_
             op.operation.attributes["origin"] = ir.StringAttr.get(origin)
             checks.append(Check("assert", f"{msg}: {expr}", origin))
         func_d.ReturnOp([])
+
+
+def _record_equalities(module, guard_exprs: list[tuple[sympy.Basic, str]]) -> None:
+    """The guards `Eq(a, b)` between two expressions of symbols, as the module's `sym.equalities`
+    (passes read equal sizes as one: sym-assert-elim, sym-unify-sizes). Inputs marked dynamic get
+    symbols of their own (no duck sizing), so cross entropy over logits [s0*s1, V] and targets
+    [s2*s3] has Dynamo guard `Eq(s0*s1, s2*s3)`; read apart, the two sizes differed, torch-mlir's
+    check between them stayed a branch of the host program, and no kernel fused across it (a
+    training step's one-hot of its targets was a 16 MiB tensor of its own). The guard function
+    checks each equality before any compute runs."""
+    from mlir_sym.passes.canonicalize import EQUALITIES_ATTR
+
+    pairs = [(e.lhs, e.rhs) for e, _ in guard_exprs
+             if isinstance(e, sympy.Eq) and e.lhs.free_symbols and e.rhs.free_symbols]
+    if pairs:
+        module.operation.attributes[EQUALITIES_ATTR] = ir.ArrayAttr.get(
+            [ir.ArrayAttr.get([ir.StringAttr.get(str(a)), ir.StringAttr.get(str(b))]) for a, b in pairs])
 
 
 def _bind_compute(module, func_name: str, sources: list[Source]) -> None:

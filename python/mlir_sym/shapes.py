@@ -948,6 +948,41 @@ def cost_class(c) -> int:
     return 3
 
 
+def equality_canon(pairs: Iterable[tuple[sympy.Basic, sympy.Basic]]) -> Callable[[sympy.Basic], sympy.Basic]:
+    """`canon(expr)`: `expr` with every expression of an equality class of `pairs` (facts `a == b`,
+    e.g. the guard `Eq(s0*s1, s2*s3)` when two inputs' sizes have symbols of their own) written as
+    the class's least member by sympy's sort key, so that equal sizes read as equal expressions.
+    Without pairs, the identity."""
+    parent: dict = {}
+
+    def find(e):
+        while parent.get(e, e) != e:
+            e = parent[e]
+        return e
+
+    for a, b in pairs:
+        a, b = find(sympy.sympify(a)), find(sympy.sympify(b))
+        if a != b:
+            lo, hi = sorted((a, b), key=sympy.default_sort_key)
+            parent[hi] = lo
+    subs = [(e, find(e)) for e in parent if find(e) != e]
+    if not subs:
+        return lambda e: e
+
+    def canon(e: sympy.Basic) -> sympy.Basic:
+        if not isinstance(e, sympy.Basic) or not e.free_symbols:
+            return e
+        for _ in range(4):  # a class's least member never rewrites back into another member
+            todo = [(k, v) for k, v in subs if k.free_symbols <= e.free_symbols]
+            new = e.subs(todo) if todo else e
+            if new == e:
+                break
+            e = new
+        return e
+
+    return canon
+
+
 def parse_size_expr(text: str) -> sympy.Expr:
     """A size expression written in sympy syntax, as `str()` of PyTorch's size expressions prints it
     (`s0`, `4`, `2*s0 + 1`, `(s0//2)`, `FloorDiv(s0, 2)`, `PythonMod(s0, 8)`, `Max(1, s0)`, `s0**2`,

@@ -371,3 +371,42 @@ func.func @library_call_result_dims(%g: tensor<?x?x4x16xf32> {sym.dims = ["s0", 
 }
 func.func private @__sym_sdpa_backward_packed_0(tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x4x?xf32>) -> tensor<?x?x192xf32> attributes {sym.library_call = "sdpa_backward_packed"}
 func.func private @__sym_other_0(tensor<?x?x4x16xf32>) -> tensor<?xf32> attributes {sym.library_call = "other"}
+
+// -----
+
+// Sizes equal by a guard the module records (`sym.equalities`: inputs marked dynamic have symbols of
+// their own, and cross entropy's logits rows s2*s3 are guarded equal to the targets' s0*s1): the
+// check between them goes, read from the dims or from the product of the SymInt arguments alike. A size the
+// equalities do not cover keeps its check.
+// CHECK-LABEL: func.func @guarded_equal_products
+// CHECK-NOT:   cf.assert {{.*}}"rows"
+// CHECK-NOT:   cf.assert {{.*}}"flat"
+// CHECK:       cf.assert {{.*}}"not covered"
+module attributes {sym.equalities = [["s2*s3", "s0*s1"]]} {
+func.func @guarded_equal_products(%logits: tensor<?x8192xf32> {sym.dims = ["s2*s3", "8192"]}, %t: tensor<?xi64> {sym.dims = ["s0*s1"]}, %a: i64 {sym.int = "s2"}, %b: i64 {sym.int = "s3"}, %u: tensor<?xi64> {sym.dims = ["s0"]}) -> index {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %logits, %c0 : tensor<?x8192xf32>
+  %m = tensor.dim %t, %c0 : tensor<?xi64>
+  %ok = arith.cmpi eq, %n, %m : index
+  cf.assert %ok, "rows"
+  %ai = arith.index_cast %a : i64 to index
+  %bi = arith.index_cast %b : i64 to index
+  %ab = arith.muli %ai, %bi : index
+  %ok2 = arith.cmpi eq, %ab, %m : index
+  cf.assert %ok2, "flat"
+  %k = tensor.dim %u, %c0 : tensor<?xi64>
+  %ok3 = arith.cmpi eq, %k, %ai : index
+  cf.assert %ok3, "not covered"
+  return %m : index
+}
+}
+
+// -----
+
+module attributes {sym.equalities = [["s0", "s9 + 1"]]} {
+"sym.symbol"() {sym_name = "s0", lo = 2 : i64} : () -> ()
+// expected-error @+1 {{sym.equalities entry 0: unknown symbol 's9'}}
+func.func @unknown_symbol_in_an_equality(%arg0: tensor<?xf32> {sym.dims = ["s0"]}) {
+  return
+}
+}

@@ -111,3 +111,24 @@ func.func @reshapes_kept(%arg0: i64 {sym.int = "s0"}, %arg1: i64 {sym.int = "s1"
   } -> tensor<?x?xf32>
   return %swapped, %dot, %sum : tensor<?x?x768xf32>, tensor<?x?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// Sizes equal by a guard the module records (`sym.equalities`): the targets' count (s0*s1, their own
+// symbols) and the logits' rows (the product of the SymInt arguments s2, s3) are one value, so the
+// one-hot of the targets and the logits share their loops' sizes.
+// CHECK-LABEL: func.func @guarded_equal_sizes
+// CHECK:         %[[N:.*]] = tensor.dim %arg2, %c0
+// CHECK:         tensor.empty(%[[N]])
+// CHECK:         return %[[N]], %[[N]]
+module attributes {sym.equalities = [["s2*s3", "s0*s1"]]} {
+func.func @guarded_equal_sizes(%a: i64 {sym.int = "s2"}, %b: i64 {sym.int = "s3"}, %t: tensor<?xi64> {sym.dims = ["s0*s1"]}) -> (index, index, tensor<?x8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %t, %c0 : tensor<?xi64>
+  %ai = arith.index_cast %a : i64 to index
+  %bi = arith.index_cast %b : i64 to index
+  %ab = arith.muli %ai, %bi : index
+  %e = tensor.empty(%ab) : tensor<?x8192xf32>
+  return %n, %ab, %e : index, index, tensor<?x8192xf32>
+}
+}
