@@ -5,6 +5,7 @@ from mlir_sym.passes import (  # noqa: F401
     assert_to_status,
     canonicalize,
     collapse_broadcast_dims,
+    collapse_leading_dims,
     concat_to_select,
     decompose_concat,
     defer_nested_asserts,
