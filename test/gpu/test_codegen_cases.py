@@ -557,6 +557,24 @@ def test_sizes_a_guard_holds_equal_are_one_size(tmp_path, monkeypatch):
     assert not re.search(r"_A\.take\(\(\w+, 50\), 1\)", src), src  # no one-hot bytes [N, 50]
 
 
+def test_layer_norm_backward_input_grad_runs_with_its_row_sums(tmp_path, monkeypatch):
+    """A layer norm's backward over [B, L, D]: the input's grad reads the per-row sums, which come
+    before the weight and bias grads' column reductions in torch-mlir's order; sym-gpu-gather-rows
+    moves it up to them, so it runs in their row group's launch: 4 launches (the row group, the two
+    column launches, the grads' conversion), not 5. The row kernel indexes [B*L, D] rows
+    (sym-collapse-leading-dims): no division by the length."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
+    torch.manual_seed(0)
+    ln = torch.nn.LayerNorm(256).to(torch.bfloat16)
+    x = torch.randn(8, 64, 256, dtype=torch.bfloat16, requires_grad=True)
+    codes = _codegen_fn(lambda x: (ln(x) * 1.5).sum(), (x,), backward=True)
+    backward = codes[-1]
+    assert backward.program.source.count("rt.launch") == 4, backward.program.source
+    row_kernel = backward.ptx.split(".entry main_kernel(")[1].split("\n}\n")[0]
+    assert not re.search(r"\b(div|rem)\.[us](32|64)", row_kernel), row_kernel
+
+
 def test_one_hot_positions_come_from_the_loop_index(tmp_path, monkeypatch):
     """Cross entropy's backward (a static vocabulary, as a model's): the one-hot compares each target
     with positions computed from the loop index, not with the float64 table that checks the target's
