@@ -90,6 +90,7 @@ class GpuGatherRows(SymPass):
                 self._block(block)
 
     def _block(self, block: ir.Block) -> None:
+        self._seen: dict = {}  # nest -> (its buffers, its rows): nests are read once, not per candidate
         ops = [c.operation for c in block.operations]
         i = 0
         while i < len(ops):
@@ -99,20 +100,25 @@ class GpuGatherRows(SymPass):
                 ops = [c.operation for c in block.operations]
             i += 1
 
+    def _facts(self, o: ir.Operation) -> tuple:
+        """(buffers, rows, is a reduction) of nest `o`, computed once."""
+        if o not in self._seen:
+            self._seen[o] = (_buffers(o), _row_trips(o), _match_reduction(o) is not None)
+        return self._seen[o]
+
     def _gather(self, n: ir.Operation, ops: list, i: int) -> bool:
-        mine = _buffers(n)
+        mine = self._facts(n)[0]
         if mine is None:
             return False
         between: list = []  # ops from the one before n back to the group, nearest first
         for j in range(i - 1, -1, -1):
             o = ops[j]
             if _is_nest(o):
-                rows = _row_trips(o)
-                if rows and _match_reduction(o) is not None and _joins_rows(n, rows):
+                theirs, rows, reduction = self._facts(o)
+                if rows and reduction and _joins_rows(n, rows):
                     if all(_joins_rows(x, rows) for x in between if _is_nest(x)):
                         return False  # nothing but the group (and host ops) before n: already joins it
                     return self._move(n, o, between)
-                theirs = _buffers(o)
                 if theirs is None or not _independent(mine, theirs):
                     return False
                 between.append(o)
