@@ -124,7 +124,8 @@ class CollapseLeadingDims(SymPass):
             return
         t = ir.MemRefType(v.type)
         k = t.rank - 1
-        if k < 2 or not _contiguous(t, 0, k) or 1 in t.shape[:k]:
+        if k < 2 or not _contiguous(t, 0, k) or 1 in t.shape[:k] or (
+                isinstance(v.owner, ir.Block) and t.shape[k - 1] == _DYN and not self._at_least_two(v, k - 1)):
             return
         f.operands[1] = self._view(v, 0, k, f.location)
         self.bump("fills-collapsed")

@@ -16,7 +16,8 @@ to just after R's group when the ops between them are:
   * nests that neither write a buffer N accesses nor access a buffer N writes (buffers by their root
     allocation or argument), and
   * host ops without effects (allocations, views, sizes, arithmetic), which stay; those that N uses
-    move up with it, in order, when their own operands are defined before R.
+    and that lie after the group's last nest move up with it, in order (those before it already
+    dominate N's new place, and may have users before it).
 Anything else between them (a library call, a copy, control flow, a device op out of nests) stops the
 search. Statistics: `nests-moved`.
 
@@ -43,8 +44,8 @@ def _is_nest(o: ir.Operation) -> bool:
 
 def _buffers(o: ir.Operation) -> tuple[set, set] | None:
     """(roots read, roots written) by the accesses inside nest `o`; None if a nested op uses a buffer
-    other than by `memref.load` / `memref.store` / `memref.dim` (an atomic, a vector op, a copy, a
-    call: we do not place those). A function argument is a root of its own: inputs may alias one
+    other than by `memref.load` / `memref.store` / `memref.dim` (an atomic, a vector op, a copy) or is
+    a call (a deferred check of device values): we do not place those. A function argument is a root of its own: inputs may alias one
     another but are never written (sym-readonly-inputs), and the buffers written are our own or
     out-params, which the runtime allocates for the call."""
     reads, writes = set(), set()
@@ -60,8 +61,9 @@ def _buffers(o: ir.Operation) -> tuple[set, set] | None:
                         reads.add(root_buffer(c.operands[0]))
                     elif c.name == "memref.store":
                         writes.add(root_buffer(c.operands[1]))
-                    elif c.name != "memref.dim" and any(isinstance(v.type, ir.MemRefType) for v in c.operands):
-                        ok = False
+                    elif c.name == "func.call" or (c.name != "memref.dim" and any(
+                            isinstance(v.type, ir.MemRefType) for v in c.operands)):
+                        ok = False  # (a call: a deferred check of device values may be one; its order stays)
                     walk(c)
 
     walk(o)
@@ -143,14 +145,17 @@ class GpuGatherRows(SymPass):
                     needed.append(d)
                     work.append(d)
         # keep the group's own trailing nests (that join its rows) before n
-        anchor = group_end
+        anchor, k = group_end, -1
         rows = _row_trips(group_end)
-        for o in reversed(between):  # from the group forward
+        forward = list(reversed(between))  # block order, from the op after the group's reduction
+        for i, o in enumerate(forward):
             if _is_nest(o) and _joins_rows(o, rows):
-                anchor = o
+                anchor, k = o, i
             elif _is_nest(o):
                 break
-        order = [o for o in reversed(between) if any(o == y for y in needed)]  # block order
+        # the host ops n needs from after the anchor move up with it, in order; those before the
+        # anchor stay (they dominate it already, and may have users before it)
+        order = [o for o in forward[k + 1:] if any(o == y for y in needed)]
         at = anchor
         for o in order + [n]:
             o.move_after(at)

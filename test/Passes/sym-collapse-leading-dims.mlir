@@ -62,7 +62,8 @@ func.func @row_group(%x: memref<?x?x256xf32> {sym.dims = ["s0", "s1", "256"]}, %
 // Left alone: a position embedding [L, D] read at (d1, d2) (it uses part of the group); a group with
 // a unit dim; a buffer not contiguous over the group; a body that reads its indices; the innermost
 // dim (a generic over [B, L] keeps its last dim, as a row of a row group); arguments whose group ends
-// in a dim that may be 1 (PyTorch's stride there is arbitrary): no facts, or a count from 0 (u0).
+// in a dim that may be 1 (PyTorch's stride there is arbitrary): no facts, or a count from 0 (u0),
+// generics and fills alike.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:   memref.collapse_shape
 // CHECK:       return
@@ -106,6 +107,8 @@ func.func @left_alone(%x: memref<?x?x256xf32> {sym.dims = ["s0", "s1", "256"]}, 
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%n : memref<?x?x256xf32>)
   return
 }
 }

@@ -134,3 +134,56 @@ func.func @atomic_between(%x: memref<?x256xf32>, %s: memref<?xf32>, %c: memref<2
   }
   return
 }
+
+// -----
+
+// A host value the moved nest uses that a nest of the group uses too (the review's case): it stays
+// where it is, before that nest; the moved nest goes after the group's last nest.
+// CHECK-LABEL: func.func @host_op_used_by_the_group
+// CHECK:       %[[H:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%arg3, %c256)
+// CHECK:         arith.mulf %{{.*}}, %[[H]]
+// CHECK:         memref.store {{.*}}, %arg5
+// CHECK:       scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%arg3, %c256)
+// CHECK:         memref.store {{.*}}, %arg4
+// CHECK:       scf.parallel (%{{.*}}) = (%c0) to (%c256)
+func.func @host_op_used_by_the_group(%x: memref<?x256xf32>, %s: memref<?xf32>, %c: memref<256xf32>, %n: index, %y: memref<?x256xf32>, %z: memref<?x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %c256 step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x256xf32>
+      %o = memref.load %s[%i] : memref<?xf32>
+      %t = arith.addf %a, %o : f32
+      memref.store %t, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  %k = arith.constant 2.0 : f32
+  %h = arith.mulf %k, %k : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c256) step (%c1, %c1) {
+    %a = memref.load %x[%i, %j] : memref<?x256xf32>
+    %d = arith.mulf %a, %h : f32
+    memref.store %d, %z[%i, %j] : memref<?x256xf32>
+    scf.reduce
+  }
+  scf.parallel (%j) = (%c0) to (%c256) step (%c1) {
+    scf.for %i = %c0 to %n step %c1 {
+      %a = memref.load %x[%i, %j] : memref<?x256xf32>
+      %o = memref.load %c[%j] : memref<256xf32>
+      %t = arith.addf %a, %o : f32
+      memref.store %t, %c[%j] : memref<256xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c256) step (%c1, %c1) {
+    %a = memref.load %x[%i, %j] : memref<?x256xf32>
+    %m = memref.load %s[%i] : memref<?xf32>
+    %d = arith.subf %a, %m : f32
+    %e = arith.mulf %d, %h : f32
+    memref.store %e, %y[%i, %j] : memref<?x256xf32>
+    scf.reduce
+  }
+  return
+}
