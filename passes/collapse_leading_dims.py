@@ -19,8 +19,9 @@ strides). A layer norm's statistics [B, L, 1], read as (d0, d1, 0), qualify; a p
 tensor, whose stride at a dim of size 1 is arbitrary even when `is_contiguous()`: its group's last
 dim must be static, or at least 2 by the facts (`sym.dims` and the symbols' ranges: Dynamo's sizes
 start at 2; an unbacked count may be 1); a group with a static unit dim is left alone too. The operands that use the group
-read a `memref.collapse_shape`; the maps and iterators lose the group's other dims.
-Statistics: `generics-collapsed`.
+read a `memref.collapse_shape`; the maps and iterators lose the group's other dims. Ops that share a
+buffer one of them writes collapse together or not at all (sym-gpu-map-parallel groups nests over the
+same rows only). Statistics: `generics-collapsed`, `fills-collapsed`, `left-with-their-neighbours`.
 
 Before:
   linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d1, 0),
@@ -38,7 +39,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import memref as memref_d
 
 from mlir_sym import shapes
-from mlir_sym.passes._compute_common import compute_funcs, indexing_maps, ops_named, walk_ops
+from mlir_sym.passes._compute_common import compute_funcs, indexing_maps, ops_named, root_buffer, walk_ops
 from mlir_sym.passes.assert_elim import size_reader
 from mlir_sym.passes.canonicalize import declared_ranges, module_of, recorded_ranges
 from mlir_sym.passes.collapse_broadcast_dims import _DYN, _collapsed_type, _contiguous, _dims_of
@@ -79,6 +80,46 @@ def _group_size(g: ir.Operation, its: list[str], at_least_two) -> int:
     return 0
 
 
+def _all_or_none(ops: list, plans: list) -> list[bool]:
+    """Per op, whether it collapses: ops that share the per-row result of a reduction or a fill (a row
+    group's statistics, an accumulator) collapse together or not at all, since sym-gpu-map-parallel
+    groups nests over the same rows only; with a softmax's max over [B, H, L, 1] collapsed and its
+    normalization not, the row group came apart. Other buffers (inputs, elementwise results, vectors
+    of column sums) do not tie ops together."""
+    written = set()  # per-row results (rank 2 or more) of reductions and fills: what a row group's nests
+    for g in ops:    # exchange (a vector of 256 column sums and its fill tie nothing)
+        if g.name == "linalg.fill":
+            outs = [g.operands[1]]
+        elif any("reduction" in str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"])):
+            outs = list(g.operands)[_inputs(g):]
+        else:
+            continue
+        written.update(r for r in map(root_buffer, outs) if ir.MemRefType(r.type).rank >= 2)
+    parent = list(range(len(ops)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict = {}
+    for i, g in enumerate(ops):
+        for v in g.operands:
+            if not isinstance(v.type, ir.MemRefType):
+                continue
+            r = root_buffer(v)
+            if r in written:
+                j = owner.setdefault(r, i)
+                parent[find(i)] = find(j)
+    blocked = {find(i) for i, k in enumerate(plans) if not k}
+    return [bool(k) and find(i) not in blocked for i, k in enumerate(plans)]
+
+
+def _inputs(g: ir.Operation) -> int:
+    return ir.DenseI32ArrayAttr(g.attributes["operandSegmentSizes"])[0]
+
+
 @register
 class CollapseLeadingDims(SymPass):
     """Collapse a generic's leading dims that every operand reads together over a contiguous buffer ([B, L, D] as [B*L, D]: no division per row on the GPU)."""
@@ -94,11 +135,17 @@ class CollapseLeadingDims(SymPass):
                 shapes.relation("ge", r.dim(v, d), 2))[0] is True
             self._views: dict = {}  # (buffer, first, count) -> its collapse: one view per buffer, as
             # sym-gpu-map-parallel's row groups and accumulator fills compare buffers by value
-            for g in ops_named(fn.operation, {"linalg.generic", "linalg.fill"}):
-                if g.name == "linalg.fill":
-                    self._collapse_fill(g)
+            ops = ops_named(fn.operation, {"linalg.generic", "linalg.fill"})
+            plans = [self._fill_plan(g) if g.name == "linalg.fill" else self._plan(g) for g in ops]
+            for g, k, ok in zip(ops, plans, _all_or_none(ops, plans)):
+                if not ok:
+                    if k:
+                        self.bump("left-with-their-neighbours")
+                elif g.name == "linalg.fill":
+                    g.operands[1] = self._view(g.operands[1], 0, k, g.location)
+                    self.bump("fills-collapsed")
                 else:
-                    self._collapse(g)
+                    self._collapse(g, k)
 
     def _view(self, v: ir.Value, first: int, count: int, loc: ir.Location) -> ir.Value:
         """`v` collapsed over dims first..first+count-1, made once, right after `v` is defined."""
@@ -116,28 +163,29 @@ class CollapseLeadingDims(SymPass):
                 self._views[key] = memref_d.CollapseShapeOp(_collapsed_type(t, first, count), v, reassoc).result
         return self._views[key]
 
-    def _collapse_fill(self, f: ir.Operation) -> None:
-        """A fill of a buffer contiguous over its leading dims fills their collapse (the accumulator
-        of a reduction over the same rows: a row group wants the two over the same loops)."""
+    def _fill_plan(self, f: ir.Operation) -> int:
+        """The group of a fill of a buffer contiguous over its leading dims (the accumulator of a
+        reduction over the same rows: a row group wants the two over the same loops), else 0."""
         v = f.operands[1]
         if not isinstance(v.type, ir.MemRefType):
-            return
+            return 0
         t = ir.MemRefType(v.type)
         k = t.rank - 1
         if k < 2 or not _contiguous(t, 0, k) or 1 in t.shape[:k] or (
                 isinstance(v.owner, ir.Block) and t.shape[k - 1] == _DYN and not self._at_least_two(v, k - 1)):
-            return
-        f.operands[1] = self._view(v, 0, k, f.location)
-        self.bump("fills-collapsed")
+            return 0
+        return k
 
-    def _collapse(self, g: ir.Operation) -> None:
+    def _plan(self, g: ir.Operation) -> int:
+        """The group of a generic's leading dims that collapse (see the module's docstring), else 0."""
         its = [str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"])]
         if len(its) < 3 or not all(isinstance(v.type, ir.MemRefType) for v in g.operands) \
                 or any(o.name == "linalg.index" for o in walk_ops(g)):
-            return
-        k = _group_size(g, its, self._at_least_two)
-        if not k:
-            return
+            return 0
+        return _group_size(g, its, self._at_least_two)
+
+    def _collapse(self, g: ir.Operation, k: int) -> None:
+        its = [str(t) for t in ir.ArrayAttr(g.attributes["iterator_types"])]
         old_maps = indexing_maps(g)
         n = len(its)
         new_maps = []

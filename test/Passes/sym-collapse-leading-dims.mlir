@@ -112,3 +112,45 @@ func.func @left_alone(%x: memref<?x?x256xf32> {sym.dims = ["s0", "s1", "256"]}, 
   return
 }
 }
+
+// -----
+
+// Ops that share a reduction's per-row result collapse together or not at all: the normalization
+// reads a position embedding at (d1, d2) and cannot collapse, so the fill and the reduction of its
+// statistics stay as they are too (sym-gpu-map-parallel groups nests over the same rows only). The
+// column sum of the same input, which shares no per-row result with them, still collapses.
+// CHECK-LABEL: func.func @all_or_none
+// CHECK:       %[[X:.*]] = memref.collapse_shape %arg0
+// CHECK-NOT:   memref.collapse_shape
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<?x?x1xf32>)
+// CHECK:       iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:       iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK:       iterator_types = ["reduction", "parallel"]} ins(%[[X]] : memref<?x256xf32>)
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#pos = affine_map<(d0, d1, d2) -> (d1, d2)>
+#col = affine_map<(d0, d1, d2) -> (d2)>
+module attributes {sym.ranges = {s0 = "2:", s1 = "2:"}} {
+func.func @all_or_none(%x: memref<?x?x256xf32> {sym.dims = ["s0", "s1", "256"]}, %p: memref<?x256xf32> {sym.dims = ["s1", "256"]}, %y: memref<?x?x256xf32> {sym.dims = ["s0", "s1", "256"]}, %c: memref<256xf32>, %b: index, %l: index) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc(%b, %l) : memref<?x?x1xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<?x?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<?x?x256xf32>) outs(%s : memref<?x?x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #pos, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s, %p : memref<?x?x256xf32>, memref<?x?x1xf32>, memref<?x256xf32>) outs(%y : memref<?x?x256xf32>) {
+  ^bb0(%a: f32, %m: f32, %q: f32, %o: f32):
+    %t = arith.subf %a, %m : f32
+    %u = arith.addf %t, %q : f32
+    linalg.yield %u : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "reduction", "parallel"]} ins(%x : memref<?x?x256xf32>) outs(%c : memref<256xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+}
