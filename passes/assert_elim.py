@@ -26,6 +26,10 @@ Facts:
   then be declared: an unknown one is a located error), and those a compute module records in its
   `sym.ranges` attribute (`{s0 = "2:512"}`: pipelines.split_guards moves the declarations to the guard
   function's module, which checks them); otherwise symbols are unconstrained integers;
+* the size equalities the module records in `sym.equalities` (`[["s0*s1", "s2*s3"]]`: the importer
+  writes Dynamo's guards `Eq(a, b)` between expressions of symbols there, and the guard function
+  checks them): every size is read with each class of equal expressions written as one
+  (shapes.equality_canon), so a check between the two sides holds and sym-unify-sizes merges them;
 * an assert of the entry block that stays holds for the code after it.
 
 The conditions are read through `arith` (`cmpi` signed and, on provably non-negative operands,
