@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import compute_funcs, defining_op, root_buffer
+from mlir_sym.passes._compute_common import compute_funcs, defining_op, root_buffer, walk_ops
 from mlir_sym.passes.gpu_map_parallel import (_is_pure_host_name, _joins_rows, _match_argreduce, _match_reduction,
                                               _row_trips)
 from mlir_sym.passes.registry import SymPass, register
@@ -49,25 +49,15 @@ def _buffers(o: ir.Operation) -> tuple[set, set] | None:
     another but are never written (sym-readonly-inputs), and the buffers written are our own or
     out-params, which the runtime allocates for the call."""
     reads, writes = set(), set()
-    ok = True
-
-    def walk(x: ir.Operation) -> None:
-        nonlocal ok
-        for region in x.regions:
-            for block in region.blocks:
-                for c in block.operations:
-                    c = c.operation
-                    if c.name == "memref.load":
-                        reads.add(root_buffer(c.operands[0]))
-                    elif c.name == "memref.store":
-                        writes.add(root_buffer(c.operands[1]))
-                    elif c.name == "func.call" or (c.name != "memref.dim" and any(
-                            isinstance(v.type, ir.MemRefType) for v in c.operands)):
-                        ok = False  # (a call: a deferred check of device values may be one; its order stays)
-                    walk(c)
-
-    walk(o)
-    return (reads, writes) if ok else None
+    for c in walk_ops(o):
+        if c.name == "memref.load":
+            reads.add(root_buffer(c.operands[0]))
+        elif c.name == "memref.store":
+            writes.add(root_buffer(c.operands[1]))
+        elif c.name == "func.call" or (c.name != "memref.dim" and any(
+                isinstance(v.type, ir.MemRefType) for v in c.operands)):
+            return None  # (a call: a deferred check of device values may be one; its order stays)
+    return reads, writes
 
 
 def _independent(a: tuple, b: tuple) -> bool:
@@ -166,14 +156,4 @@ class GpuGatherRows(SymPass):
 
 def _operands_in(x: ir.Operation) -> list:
     """The values `x` and the ops nested in it use."""
-    out = list(x.operands)
-
-    def walk(op: ir.Operation) -> None:
-        for region in op.regions:
-            for b in region.blocks:
-                for c in b.operations:
-                    out.extend(c.operation.operands)
-                    walk(c.operation)
-
-    walk(x)
-    return out
+    return [v for o in (x, *walk_ops(x)) for v in o.operands]
