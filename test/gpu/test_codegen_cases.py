@@ -522,19 +522,25 @@ def test_one_hot_scatter_is_an_elementwise_kernel(tmp_path, monkeypatch):
     assert not re.search(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src), src  # no one-thread launch
 
 
-def test_one_hot_scatter_of_targets_with_symbols_of_their_own(tmp_path, monkeypatch):
-    """Cross entropy's backward when the targets' sizes are symbols of their own (inputs marked
-    dynamic are not duck-sized; a benchmark that compiled them with another backend first marked
-    them): the one-hot is still a where, because the ShapeEnv holds the targets' count equal to the
-    logits' rows (fx_rewrites.known_equal). It was a scatter kernel of one thread over every target
-    (454 µs of a 5.7 ms training step on an H200)."""
+def _marked_cross_entropy_backward_source(tmp_path, monkeypatch) -> str:
+    """The host program of cross entropy's backward over logits [4, 9, 50] and targets [4, 9], both
+    marked dynamic: sizes with symbols of their own (s0*s1 rows, s2*s3 targets), no disk caches."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
     x, t = torch.randn(4, 9, 50, requires_grad=True), torch.randint(0, 50, (4, 9))
     for a in (x, t):
         torch._dynamo.mark_dynamic(a, 0)
         torch._dynamo.mark_dynamic(a, 1)
-    src = _cross_entropy_backward_code(x, t).program.source
+    return _cross_entropy_backward_code(x, t).program.source
+
+
+def test_one_hot_scatter_of_targets_with_symbols_of_their_own(tmp_path, monkeypatch):
+    """Cross entropy's backward when the targets' sizes are symbols of their own (inputs marked
+    dynamic are not duck-sized; a benchmark that compiled them with another backend first marked
+    them): the one-hot is still a where, because the ShapeEnv holds the targets' count equal to the
+    logits' rows (fx_rewrites.known_equal). It was a scatter kernel of one thread over every target
+    (454 µs of a 5.7 ms training step on an H200)."""
+    src = _marked_cross_entropy_backward_source(tmp_path, monkeypatch)
     serial = re.findall(r"rt\.launch\(K_\w+, (\w+), \1, \1, \1, \1, \1,", src)
     assert len(serial) <= 1, src  # at most the 0-d division of the loss's grad; not a scatter's loop
     assert "rt.int64" not in src, src  # no [targets, 2] coordinates of a scatter
@@ -546,13 +552,7 @@ def test_sizes_a_guard_holds_equal_are_one_size(tmp_path, monkeypatch):
     module's `sym.equalities`). Read apart, torch-mlir's check between them was a branch of the host
     program, and the one-hot of the targets a byte tensor [N, V] of its own kernel (16 MiB, 20 µs
     of a bf16 training step on an H200), which the gradient's kernel then read."""
-    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("MLIR_SYM_CODE_CACHE", "0")
-    x, t = torch.randn(4, 9, 50, requires_grad=True), torch.randint(0, 50, (4, 9))
-    for a in (x, t):
-        torch._dynamo.mark_dynamic(a, 0)
-        torch._dynamo.mark_dynamic(a, 1)
-    src = _cross_entropy_backward_code(x, t).program.source
+    src = _marked_cross_entropy_backward_source(tmp_path, monkeypatch)
     assert "_b = " not in src, src  # one block: no size check left between the kernels
     assert not re.search(r"_A\.take\(\(\w+, 50\), 1\)", src), src  # no one-hot bytes [N, 50]
 
