@@ -11,7 +11,8 @@ result. cuBLAS writes a bf16 / f16 result from its float32 accumulator with the 
 
 Runs after sym-gpu-library-calls, on the bufferized compute function. A contraction call that
 replaces its output (`@__sym_einsum_init_*`, `@__sym_matmul_init_*`, `@__sym_batch_matmul_init_*`:
-C = A*B; an accumulating call adds to float32 values, which a half buffer cannot hold) whose float32
+C = A*B; an accumulating call adds to float32 values, which a half buffer cannot hold; also
+sym-gpu-gemm-bias-epilogue's `@__sym_einsum_bias_*`: C = A*B + bias) whose float32
 output is a `memref.alloc` that only the call and one later `linalg.generic` in the same block use,
 that generic being `truncf` with identity maps into a buffer of the same shape, calls a declaration
 with the half output type instead: the generic and the float32 buffer go. The half buffer's
@@ -55,6 +56,7 @@ from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compu
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
+_BIAS = "__sym_einsum_bias_"  # sym-gpu-gemm-bias-epilogue's (a, b, bias, c)
 _CONVOLUTION = "__sym_conv_init_"
 _HALF = ("bf16", "f16")
 _RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
@@ -100,6 +102,8 @@ def _output(call: ir.Operation, callee: str) -> _Output | None:
     ops = list(call.operands)
     if callee.startswith(_REPLACING) and len(ops) == 3 and not len(call.results):
         c, prefix, handed = ops[2], ops[:2], False
+    elif callee.startswith(_BIAS) and len(ops) == 4 and not len(call.results):
+        c, prefix, handed = ops[3], ops[:3], False  # (a, b, bias, c): cuBLASLt rounds acc + bias once
     elif callee.startswith(_CONVOLUTION) and len(call.results) == 1 and len(ops) >= 4 and ops[-1] == ops[-2]:
         c, prefix, handed = call.results[0], ops[:-2], True  # the buffer itself, not a grouped view of it
     elif callee.startswith(_CONVOLUTION) and not len(call.results) and len(ops) >= 3:

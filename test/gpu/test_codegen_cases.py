@@ -303,7 +303,8 @@ def test_data_dependent_fill_runs_in_parallel(tmp_path, monkeypatch):
 
 def test_generalized_contraction_is_a_library_call(tmp_path, monkeypatch):
     """GPT-2's `x.view(-1, C) @ W` (Conv1D's addmm): elementwise fusion folds the reshape through the
-    matmul and generalizes it; it still goes to cuBLAS (an einsum call), not to our loops."""
+    matmul and generalizes it; it still goes to cuBLAS (an einsum call, adding the bias in its
+    epilogue), not to our loops."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     w, b = torch.randn(8, 12), torch.randn(12)
 
@@ -312,7 +313,7 @@ def test_generalized_contraction_is_a_library_call(tmp_path, monkeypatch):
 
     codes = _codegen_fn(conv1d, (torch.randn(2, 5, 8),))
     src = codes[0].program.source
-    assert "rt.library_einsum(True, 'abd,dc->abc', ('float32', 'float32', 'float32'), " in src
+    assert "rt.library_einsum_bias('abd,dc->abc', ('float32', 'float32', 'float32', 'float32'), " in src, src
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -332,27 +333,52 @@ def test_half_contractions_are_library_calls(dtype, tmp_path, monkeypatch):
 
     x, q = torch.randn(2, 5, 8, dtype=dtype), torch.randn(2, 4, 5, 16, dtype=dtype)
     src = _codegen_fn(f, (x, q, q.clone()))[0].program.source
-    calls = re.findall(r"rt\.library_einsum\(", src)
+    calls = re.findall(r"rt\.library_einsum(_bias)?\(", src)
     assert len(calls) == 3, src
 
 
 def test_half_linear_multiplies_the_half_buffers(tmp_path, monkeypatch):
-    """A bf16 nn.Linear on a 2-D input: one library call on the bf16 input and weight into float32,
-    then one kernel (bias add and rounding); without sym-matmul-half-operands, two conversion kernels
-    (the weight's at every call) and a float32 GEMM."""
+    """A bf16 nn.Linear on a 2-D input: one library call on the bf16 input and weight, adding the
+    bias in its epilogue and writing the bf16 result (sym-gpu-gemm-bias-epilogue, then
+    sym-gpu-library-half-results): no kernel of ours. Without sym-matmul-half-operands, two
+    conversion kernels (the weight's at every call) and a float32 GEMM; without the epilogue, a
+    float32 product and a kernel adding the bias and rounding."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
     lin = torch.nn.Linear(8, 12).to(torch.bfloat16)
     src = _codegen_fn(lambda x: lin(x), (torch.randn(5, 8, dtype=torch.bfloat16),))[0].program.source
-    assert len(re.findall(r"rt\.library_einsum\(True, 'ik,kj->ij', \('bfloat16', 'bfloat16', 'float32'\)", src)) == 1, src
-    assert src.count("rt.launch(") == 1, src
+    assert len(re.findall(r"rt\.library_einsum_bias\('ik,kj->ij', \(('bfloat16', ){3}'bfloat16'\)", src)) == 1, src
+    assert "rt.library_einsum(" not in src and "rt.launch(" not in src, src
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_linear_bias_is_added_in_the_gemm(dtype, tmp_path, monkeypatch):
+    """A [B, L, D] linear layer whose output feeds a residual add and a GELU: the GEMM adds the bias
+    (cuBLASLt's epilogue, as eager's addmm), the kernels that read its result do not read the bias
+    (sym-gpu-gemm-bias-epilogue). bf16: the GEMM writes the rounded bf16 result, so no kernel reads
+    a float32 product."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    fc = torch.nn.Linear(16, 16).to(dtype)
+
+    def f(x):
+        y = fc(x)
+        return x + y, torch.nn.functional.gelu(y)
+
+    src = _codegen_fn(f, (torch.randn(2, 5, 16, dtype=dtype),))[0].program.source
+    t = "'bfloat16'" if dtype == torch.bfloat16 else "'float32'"
+    calls = re.findall(rf"rt\.library_einsum_bias\('abd,cd->abc', \(({t}, ){{3}}{t}\), (v\d+), (v\d+), (v\d+), ", src)
+    assert len(calls) == 1 and "rt.library_einsum(" not in src, src
+    bias = calls[0][3]
+    launches = re.findall(r"rt\.launch\([^\n]*", src)
+    assert len(launches) == 1 and f"rt.desc({bias})" not in launches[0], src  # one kernel, not reading the bias
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_half_products_write_half_results(dtype, tmp_path, monkeypatch):
     """Attention's `probs @ v` and a linear without bias in bf16 / f16: cuBLAS writes the half result
     (sym-gpu-library-half-results), no float32 buffer and no rounding kernel; the product with a bias
-    still goes through float32 (its bias add and rounding are one kernel)."""
+    too, adding its bias in the epilogue (sym-gpu-gemm-bias-epilogue)."""
     monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
     proj = torch.nn.Linear(16, 16, bias=False).to(dtype)
@@ -365,10 +391,11 @@ def test_half_products_write_half_results(dtype, tmp_path, monkeypatch):
     p, v = torch.randn(2, 4, 5, 5, dtype=dtype), torch.randn(2, 4, 5, 16, dtype=dtype)
     src = _codegen_fn(f, (p, v))[0].program.source
     assert len(re.findall(rf"rt\.library_einsum\(True, '[a-z,>-]+', \({t}, {t}, {t}\)", src)) == 2, src
-    assert len(re.findall(rf"rt\.library_einsum\(True, '[a-z,>-]+', \({t}, {t}, 'float32'\)", src)) == 1, src
-    # softmax (2), v's copy for the batched product, the last bias add and rounding: no rounding kernel
-    # after the two half products (5 launches without the pass)
-    assert src.count("rt.launch(") == 4, src
+    assert len(re.findall(rf"rt\.library_einsum_bias\('[a-z,>-]+', \({t}, {t}, {t}, {t}\)", src)) == 1, src
+    assert "'float32'" not in src, src
+    # softmax (2), v's copy for the batched product: no rounding kernel after the half products, no
+    # bias add (5 launches without sym-gpu-library-half-results, 4 without sym-gpu-gemm-bias-epilogue)
+    assert src.count("rt.launch(") == 3, src
 
 
 @pytest.mark.parametrize("mask", ["causal", "bool", "float"])

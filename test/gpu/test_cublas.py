@@ -96,3 +96,48 @@ def test_a_side_stream_gets_its_own_workspace():
     rt.library_einsum(True, "ik,kj->ij", ("float32",) * 3, _desc(a), _desc(b), _desc(c))
     assert blas.stream == torch.cuda.current_stream().cuda_stream
     torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)
+
+
+BIAS_TYPES = [("float32", "float32"), ("bfloat16", "bfloat16"), ("float16", "float16"), ("bfloat16", "float32")]
+
+
+@pytest.mark.parametrize("types", BIAS_TYPES, ids=lambda t: "-".join(t))
+@pytest.mark.parametrize("equation, a_shape, b_shape, c_shape", [
+    ("ik,kj->ij", (37, 64), (64, 96), (37, 96)),
+    ("abd,cd->abc", (3, 50, 256), (768, 256), (3, 50, 768)),  # a linear layer: nn.Linear's weight as stored
+    ("abde,cde->abc", (2, 33, 4, 16), (40, 4, 16), (2, 33, 40)),  # an output projection over (heads, head dim)
+])
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "offset"])
+def test_contraction_with_bias_in_cublaslt(equation, a_shape, b_shape, c_shape, types, offset):
+    """Runtime.library_einsum_bias (sym-gpu-gemm-bias-epilogue): one cuBLASLt GEMM with its bias
+    epilogue, as eager's addmm: the product in float32 plus the bias, rounded once; an operand one
+    element off its allocation's alignment picks another algorithm."""
+    rt = _runtime()
+    dt, ct = getattr(torch, types[0]), getattr(torch, types[1])
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(torch.Size(a_shape).numel() + offset, device="cuda", generator=g).to(dt)[offset:].view(a_shape)
+    b = torch.randn(b_shape, device="cuda", generator=g).to(dt)
+    bias = torch.randn(c_shape[-1], device="cuda", generator=g).to(ct)
+    c = torch.full(c_shape, float("nan"), device="cuda", dtype=ct)
+    rt.library_einsum_bias(equation, (types[0], types[0], types[1], types[1]), _desc(a), _desc(b), _desc(bias), _desc(c))
+    entries = [e for k, e in rt._gemms.items() if k[0] == "bias"]
+    assert len(entries) == 1 and entries[0] is not False, "not cuBLASLt's bias GEMM"
+    want = torch.einsum(equation, a.double(), b.double()) + bias.double()
+    tol = dict(atol=5e-2, rtol=2e-2) if ct in (torch.bfloat16, torch.float16) else dict(atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(c.double(), want, **tol)
+    if equation == "ik,kj->ij" and dt == ct:  # eager's addmm (cuBLASLt's bias epilogue too)
+        torch.testing.assert_close(c, torch.addmm(bias, a, b), **tol)
+
+
+def test_contraction_with_bias_that_cublaslt_cannot_take_goes_through_torch():
+    """A column-major output (the bias would run along cuBLASLt's columns) takes torch's path:
+    product, bias, one rounding."""
+    rt = _runtime()
+    a = torch.randn(24, 64, device="cuda").bfloat16()
+    b = torch.randn(64, 48, device="cuda").bfloat16()
+    bias = torch.randn(48, device="cuda").bfloat16()
+    c = torch.empty(48, 24, device="cuda", dtype=torch.bfloat16).t()
+    rt.library_einsum_bias("ik,kj->ij", ("bfloat16",) * 4, a, b, bias, c)
+    assert list(rt._gemms.values()) == [False]
+    want = (a.double() @ b.double() + bias.double())
+    torch.testing.assert_close(c.double(), want, atol=5e-2, rtol=2e-2)

@@ -206,6 +206,26 @@ def test_library_einsum_sets_or_accumulates():
     torch.testing.assert_close(c, 2 * (x @ w))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_library_einsum_bias_rounds_once(dtype):
+    """Runtime.torch_einsum_bias (sym-gpu-gemm-bias-epilogue's call where cuBLASLt cannot take it):
+    the product in float32, plus the bias, rounded once into the output (eager's addmm), not the
+    rounded product plus the bias rounded again."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 5, 300, generator=g).to(dtype)
+    w = torch.randn(7, 300, generator=g).to(dtype)
+    bias = (torch.randn(7, generator=g) * 100).to(dtype)
+    c = torch.full((2, 5, 7), float("nan"), dtype=dtype)
+    Runtime.torch_einsum_bias("abd,cd->abc", x, w, bias, c)
+    exact = torch.einsum("abd,cd->abc", x.double(), w.double()) + bias.double()
+    assert torch.equal(c, exact.to(dtype)) if dtype == torch.bfloat16 else torch.allclose(c.double(), exact, atol=1e-4)
+    if dtype == torch.bfloat16:  # rounding twice differs somewhere here
+        twice = (torch.einsum("abd,cd->abc", x.double(), w.double()).to(dtype).double() + bias.double()).to(dtype)
+        assert not torch.equal(twice, c)
+
+
 @pytest.mark.parametrize("equation", ["abd,dc->abc", "abce,abde->abcd", "abe,cde->abcd", "ab,ab->a", "ab,b->a"])
 def test_library_einsum_of_half_operands_accumulates_in_float32(equation):
     """bf16 operands and a float32 accumulator (a bf16 nn.Linear, `a.float() @ v.float()`): the

@@ -494,6 +494,12 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
+        if callee.startswith(_BIAS_CONTRACTION):  # __sym_einsum_bias_<a>_<b>_<out>_<n>: c = einsum(a, b) + bias
+            a, b, out = callee[len(_BIAS_CONTRACTION):].split("_")[:3]
+            dtypes = tuple(_dtype_of(v.type) for v in op.operands)
+            self.library_calls += 1
+            self._emit(ind, f"rt.library_einsum_bias('{a},{b}->{out}', {dtypes!r}, {', '.join(args)})")
+            return
         if callee.startswith(_CONTRACTIONS):
             init, equation = _contraction(callee)
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
@@ -562,6 +568,7 @@ class HostCodegen:
 
 
 _CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
+_BIAS_CONTRACTION = "__sym_einsum_bias_"  # (a, b, bias, c): sym-gpu-gemm-bias-epilogue
 _ATTENTION = "__sym_attention_"
 _SDPA = "__sym_sdpa_"
 
@@ -595,7 +602,8 @@ def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:
     if o.name != "func.call":
         return False
     callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-    return callee.startswith(_ATTENTION) or (operand_number < 3 and callee.startswith(_CONTRACTIONS))
+    return callee.startswith(_ATTENTION) or (operand_number < 3 and callee.startswith(_CONTRACTIONS)) \
+        or (operand_number < 4 and callee.startswith(_BIAS_CONTRACTION))
 
 
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}

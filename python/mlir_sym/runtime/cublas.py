@@ -234,24 +234,24 @@ def compute_type(a: str, c: str) -> int | None:
     return None
 
 
-def _find_library() -> str | None:
-    """The libcublas torch has loaded (its own copy, found in this process's mappings), else the
-    system's."""
+def _find_library(name: str = "cublas") -> str | None:
+    """The lib<name> (cublas, cublasLt) torch has loaded (its own copy, found in this process's
+    mappings), else the system's."""
     try:
         with open("/proc/self/maps") as f:
             for line in f:
-                m = re.search(r"(/\S*/libcublas\.so[.\d]*)$", line.strip())
+                m = re.search(rf"(/\S*/lib{name}\.so[.\d]*)$", line.strip())
                 if m:
                     return m.group(1)
     except OSError:
         pass
     import ctypes.util
 
-    for name in (ctypes.util.find_library("cublas"), "libcublas.so.13", "libcublas.so.12", "libcublas.so"):
-        if name:
+    for lib in (ctypes.util.find_library(name), f"lib{name}.so.13", f"lib{name}.so.12", f"lib{name}.so"):
+        if lib:
             try:
-                ctypes.CDLL(name)
-                return name
+                ctypes.CDLL(lib)
+                return lib
             except OSError:
                 continue
     return None
@@ -342,3 +342,143 @@ class Blas:
         return (self.handle, plan.transa, plan.transb, plan.m, plan.n, plan.k, alpha, None, a_type, plan.lda,
                 ll(plan.stride_a), None, a_type, plan.ldb, ll(plan.stride_b), beta, None, c_type, plan.ldc,
                 ll(plan.stride_c), plan.batch, compute, CUBLAS_GEMM_DEFAULT)
+
+
+# cuBLASLt: a GEMM that adds a bias in its epilogue (sym-gpu-gemm-bias-epilogue's calls). cublasLt.h:
+# cublasLtMatmulDescAttributes_t, cublasLtEpilogue_t, cublasLtMatmulPreferenceAttributes_t.
+_LT_TRANSA, _LT_TRANSB, _LT_EPILOGUE, _LT_BIAS_POINTER = 3, 4, 7, 8
+_LT_EPILOGUE_BIAS = 4
+_LT_PREF_MAX_WORKSPACE, _LT_PREF_ALIGN_A = 1, 5  # _ALIGN_B, _C, _D follow A's
+_SCALE_TYPE = {COMPUTE_32F: 0, COMPUTE_32F_FAST_TF32: 0, COMPUTE_64F: 1}  # cudaDataType of alpha and beta
+
+
+class _Heuristic(ctypes.Structure):
+    """cublasLtMatmulHeuristicResult_t."""
+
+    _fields_ = [("algo", ctypes.c_uint64 * 8), ("workspace_size", ctypes.c_size_t), ("state", ctypes.c_int),
+                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
+
+
+def alignment(pointer: int) -> int:
+    """The largest power of two up to 256 that divides `pointer` (cuBLASLt picks kernels by it)."""
+    return min(256, pointer & -pointer) if pointer else 256
+
+
+def bias_plan(plans: list | None) -> GemmPlan | None:
+    """The one GEMM of gemm_calls' `plans` whose column-major rows are the einsum's columns (C
+    row-major: C^T = B^T A^T, m = J), so that cuBLASLt's bias, a vector over m, is indexed by the
+    output's last dim; None for other products (several GEMMs, a batch, a column-major output)."""
+    if plans is None or len(plans) != 1:
+        return None
+    plan, oa, ob, oc, init = plans[0]
+    if not init or not plan.swap or plan.batch != 1 or oa or ob or oc:
+        return None
+    return plan
+
+
+class BiasGemm:
+    """One cuBLASLt GEMM D = op(A') op(B') + bias (a vector over D's m rows), its descriptors and
+    algorithm chosen once for these sizes, types and pointer alignments; `run` runs it on a
+    stream with a workspace (the cuBLAS handle's, `Blas.workspaces`)."""
+
+    _lib: ctypes.CDLL | None = None
+    _handles: dict[int, ctypes.c_void_p] = {}
+
+    @classmethod
+    def library(cls) -> ctypes.CDLL | None:
+        if cls._lib is None:
+            path = _find_library("cublasLt")
+            if path is None:
+                return None
+            cls._lib = ctypes.CDLL(path)
+        return cls._lib
+
+    @classmethod
+    def make(cls, index: int, plan: GemmPlan, a_type: int, c_type: int, compute: int,
+             aligns: tuple[int, int, int]) -> "BiasGemm | None":
+        """The GEMM, None when cuBLASLt is missing or offers no algorithm for it (logged)."""
+        lib = cls.library()
+        if lib is None:
+            log.info("libcublasLt not found: biases are added through torch")
+            return None
+        h = cls._handles.get(index)
+        if h is None:
+            h = ctypes.c_void_p()
+            with torch.cuda.device(index):
+                rc = lib.cublasLtCreate(ctypes.byref(h))
+            if rc != 0:
+                raise RuntimeError(f"cublasLtCreate failed with status {rc}{_earlier_failure(index)}")
+            cls._handles[index] = h
+        g = cls(lib, h, plan, a_type, c_type, compute, aligns)
+        return g if g.found else None
+
+    def __init__(self, lib: ctypes.CDLL, handle: ctypes.c_void_p, plan: GemmPlan, a_type: int, c_type: int,
+                 compute: int, aligns: tuple[int, int, int]) -> None:
+        self.lib, self.handle = lib, handle
+        self.desc, self.pref = ctypes.c_void_p(), ctypes.c_void_p()
+        self.layouts = [ctypes.c_void_p() for _ in range(3)]
+        _check(lib.cublasLtMatmulDescCreate(ctypes.byref(self.desc), compute, _SCALE_TYPE[compute]), "MatmulDescCreate")
+        for attr, value in ((_LT_TRANSA, ctypes.c_int32(plan.transa)), (_LT_TRANSB, ctypes.c_int32(plan.transb)),
+                            (_LT_EPILOGUE, ctypes.c_uint32(_LT_EPILOGUE_BIAS))):
+            self._set(attr, value)
+        u64, i64 = ctypes.c_uint64, ctypes.c_int64
+        a_rows, a_cols = (plan.m, plan.k) if plan.transa == CUBLAS_OP_N else (plan.k, plan.m)
+        b_rows, b_cols = (plan.k, plan.n) if plan.transb == CUBLAS_OP_N else (plan.n, plan.k)
+        for layout, t, rows, cols, ld in ((self.layouts[0], a_type, a_rows, a_cols, plan.lda),
+                                          (self.layouts[1], a_type, b_rows, b_cols, plan.ldb),
+                                          (self.layouts[2], c_type, plan.m, plan.n, plan.ldc)):
+            _check(lib.cublasLtMatrixLayoutCreate(ctypes.byref(layout), t, u64(rows), u64(cols), i64(ld)),
+                   "MatrixLayoutCreate")
+        _check(lib.cublasLtMatmulPreferenceCreate(ctypes.byref(self.pref)), "MatmulPreferenceCreate")
+        ws = u64(WORKSPACE_BYTES)
+        _check(lib.cublasLtMatmulPreferenceSetAttribute(self.pref, _LT_PREF_MAX_WORKSPACE, ctypes.byref(ws),
+                                                        ctypes.c_size_t(8)), "MatmulPreferenceSetAttribute")
+        for k, align in enumerate((aligns[0], aligns[1], aligns[2], aligns[2])):  # A', B', C, D
+            v = ctypes.c_uint32(align)
+            _check(lib.cublasLtMatmulPreferenceSetAttribute(self.pref, _LT_PREF_ALIGN_A + k, ctypes.byref(v),
+                                                            ctypes.c_size_t(4)), "MatmulPreferenceSetAttribute")
+        self.result = _Heuristic()
+        count = ctypes.c_int(0)
+        a, b, c = self.layouts
+        rc = lib.cublasLtMatmulAlgoGetHeuristic(handle, self.desc, a, b, c, c, self.pref, 1,
+                                                ctypes.byref(self.result), ctypes.byref(count))
+        self.found = rc == 0 and count.value > 0 and self.result.state == 0
+        if not self.found:
+            log.info("cuBLASLt has no bias GEMM for %s (status %d): the bias is added through torch", plan, rc)
+        one, zero = (ctypes.c_double(1), ctypes.c_double(0)) if compute == COMPUTE_64F else (ctypes.c_float(1), ctypes.c_float(0))
+        self.alpha, self.beta = ctypes.pointer(one), ctypes.pointer(zero)
+        self.bias = ctypes.c_void_p(0)
+        self.matmul = lib["cublasLtMatmul"]
+        self.matmul.restype = ctypes.c_int
+
+    def _set(self, attr: int, value) -> None:
+        _check(self.lib.cublasLtMatmulDescSetAttribute(self.desc, attr, ctypes.byref(value),
+                                                       ctypes.c_size_t(ctypes.sizeof(value))), "MatmulDescSetAttribute")
+
+    def run(self, stream: int, pa: int, pb: int, bias: int, pc: int, workspace: int) -> int:
+        """D (at `pc`) = A' B' + bias with A' at `pa`, B' at `pb` (already swapped): cuBLASLt's status."""
+        if bias != self.bias.value:
+            self.bias.value = bias
+            self._set(_LT_BIAS_POINTER, self.bias)
+        a, b, c = self.layouts
+        return self.matmul(self.handle, self.desc, self.alpha, ctypes.c_void_p(pa), a, ctypes.c_void_p(pb), b,
+                           self.beta, ctypes.c_void_p(pc), c, ctypes.c_void_p(pc), c, ctypes.byref(self.result.algo),
+                           ctypes.c_void_p(workspace), ctypes.c_size_t(WORKSPACE_BYTES), ctypes.c_void_p(stream))
+
+    def __del__(self) -> None:
+        lib = self.lib
+        try:
+            for layout in self.layouts:
+                if layout.value:
+                    lib.cublasLtMatrixLayoutDestroy(layout)
+            if self.pref.value:
+                lib.cublasLtMatmulPreferenceDestroy(self.pref)
+            if self.desc.value:
+                lib.cublasLtMatmulDescDestroy(self.desc)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        raise RuntimeError(f"cublasLt{what} failed with status {rc}")

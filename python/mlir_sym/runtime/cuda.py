@@ -525,6 +525,70 @@ class Runtime:
                 raise KernelLaunchError(f"cuBLAS GEMM of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, {db[3:]}, "
                                         f"{dc[3:]}) failed with status {rc}")
 
+    def library_einsum_bias(self, equation: str, dtypes: tuple, a: Any, b: Any, bias: Any, c: Any) -> None:
+        """A contraction with its bias (sym-gpu-gemm-bias-epilogue): c = einsum(a, b) + bias, the
+        vector `bias` indexed by c's last dim, rounded once into c (a linear layer: eager's `addmm`).
+        One cuBLASLt GEMM with a bias epilogue when the product is one row-major GEMM and the bias
+        has c's type (runtime/cublas.py `BiasGemm`); else torch's path: the product in float32 (or
+        c's type), the bias added, then stored into c."""
+        form = _form(equation)
+        da = a if type(a) is tuple else Runtime.desc(a)
+        db = b if type(b) is tuple else Runtime.desc(b)
+        dv = bias if type(bias) is tuple else Runtime.desc(bias)
+        dc = c if type(c) is tuple else Runtime.desc(c)
+        items = tuple(_ITEM[t] for t in dtypes)
+        pa, pb, pv, pc = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dv[1] + dv[2] * items[2], dc[1] + dc[2] * items[3]
+        tf32 = dtypes[0] == "float32" and torch.backends.cuda.matmul.allow_tf32
+        aligns = (cublas.alignment(pa), cublas.alignment(pb), cublas.alignment(pc))
+        key = ("bias", equation, dtypes, tf32, aligns, da[3:], db[3:], dv[3:], dc[3:])
+        entry = self._gemms.get(key)
+        if entry is None:
+            if len(self._gemms) >= 4096:
+                self._gemms.clear()
+            entry = self._gemms[key] = self._bias_entry(form, dtypes, da, db, dv, dc, aligns)
+        if entry is False or cublas.alignment(pv) < 16:
+            Runtime.torch_einsum_bias(equation, a, b, bias, c, dtypes)
+            return
+        blas, gemm = entry
+        stream = self._stream(self.index)
+        if stream != blas.stream:
+            blas.use_stream(stream)
+        rc = gemm.run(stream, pb, pa, pv, pc, blas.workspaces[stream].data_ptr())  # C^T = B^T A^T
+        if rc != 0:
+            raise KernelLaunchError(f"cuBLASLt GEMM with bias of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, "
+                                    f"{db[3:]}, {dc[3:]}) failed with status {rc}")
+
+    def _bias_entry(self, form, dtypes: tuple, da: tuple, db: tuple, dv: tuple, dc: tuple, aligns: tuple):
+        """(cuBLAS handle, the bias GEMM) for these shapes, or False (torch's path)."""
+        if form is None or dtypes[0] != dtypes[1] or dtypes[2] != dtypes[3] or len(dv) != 5 or dv[4] != 1 \
+                or any(t not in cublas.DATA_TYPES for t in dtypes):
+            return False
+        compute = cublas.compute_type(dtypes[0], dtypes[3])
+        if compute is None:
+            return False
+        ops = [(d[3:3 + (len(d) - 3) // 2], d[3 + (len(d) - 3) // 2:]) for d in (da, db, dc)]
+        plan = cublas.bias_plan(cublas.gemm_calls(form, *ops, True))
+        if plan is None or plan.m == 0 or plan.n == 0 or plan.m != dv[3] or cublas.slow_transposed(plan, dtypes[0]):
+            return False
+        blas = cublas.Blas.get(self.index)
+        if blas is None:
+            return False
+        gemm = cublas.BiasGemm.make(self.index, plan, cublas.DATA_TYPES[dtypes[0]], cublas.DATA_TYPES[dtypes[3]],
+                                    compute, aligns)
+        return False if gemm is None else (blas, gemm)
+
+    @staticmethod
+    def torch_einsum_bias(equation: str, a: Any, b: Any, bias: Any, c: Any, dtypes: tuple = ()) -> None:
+        """library_einsum_bias through torch: the product in float32 (c's type when wider), plus the
+        bias, stored into c (rounded once)."""
+        if dtypes:
+            a, b, bias, c = (x if type(x) is not tuple else wrap(x, t) for x, t in zip((a, b, bias, c), dtypes))
+        acc = torch.float32 if c.dtype in (torch.bfloat16, torch.float16) else c.dtype
+        r = torch.empty(c.shape, dtype=acc, device=c.device)
+        Runtime.torch_einsum(True, equation, a, b, r)
+        r.add_(bias.to(acc))
+        c.copy_(r)
+
     def _gemm_entry(self, form, init: bool, dtypes: tuple, da: tuple, db: tuple, dc: tuple):
         """(handle, its GEMMs: cuBLAS arguments without pointers, the pointers' slots, byte offsets,
         swap; item sizes) of one contraction's shapes, or False when cuBLAS cannot take it as it is
