@@ -27,6 +27,7 @@ from mlir_sym.passes import (  # noqa: F401
     gpu_emulate_launches,
     gpu_fpowi_i32,
     gpu_gemm_bias_epilogue,
+    gpu_gemm_bias_grad,
     gpu_library_calls,
     gpu_library_convolutions,
     gpu_library_half_results,

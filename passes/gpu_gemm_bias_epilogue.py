@@ -104,8 +104,8 @@ def _bias_read(g: ir.Operation, k: int, n_in: int) -> tuple[int, ir.Operation] |
     if defining_op(other) is not None or other.owner != block:
         return None
     kb = other.arg_number
-    if kb >= n_in or kb == k:
-        return None
+    if kb >= n_in or kb == k or root_buffer(g.operands[kb]) == root_buffer(g.operands[k]):
+        return None  # the product read as its own bias
     maps = indexing_maps(g)
     last = maps[k].results[-1] if len(maps[k].results) else None
     bias = g.operands[kb]
@@ -181,14 +181,14 @@ class GpuGemmBiasEpilogue(SymPass):
             return False
         if half is not None and not all(
                 use_owner(u).name == "arith.truncf" and str(use_owner(u).results[0].type) == half
+                and "roundingmode" not in use_owner(u).attributes  # to nearest, as cuBLASLt rounds
                 for r in readers for _, _, add in r.reads for u in add.results[0].uses):
             self.bump("left-alone")  # the sum is used unrounded: cuBLASLt would round it to bf16
             return False
         bias_def = defining_op(bias)
         if bias_def is not None and bias_def.block == block and ops_between(bias_def, call) is None:
             return False  # defined after the call
-        last = readers[-1].g
-        if not _unwritten_between(bias, call, last):
+        if not all(_unwritten_between(bias, call, r.g) for r in readers):  # uses are in no particular order
             return False
         # the call with the bias
         kind = f"einsum_bias_{eq[0]}_{eq[1]}_{eq[2]}"

@@ -87,7 +87,7 @@ PIPELINES: dict[str, str] = {
         "sym-library-calls-to-buffers, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map}, func.func(tm-tensor-bufferize), canonicalize, cse, "
-        "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-gpu-attention, sym-scatter-to-parallel, sym-gpu-library-convolutions, sym-gpu-conv-bias-epilogue, sym-gpu-library-calls, sym-gpu-gemm-bias-epilogue, sym-gpu-library-half-results, sym-collapse-broadcast-dims, sym-collapse-leading-dims, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
+        "func.func(resolve-ranked-shaped-type-result-dims), canonicalize, sym-forward-copies, sym-gpu-attention, sym-scatter-to-parallel, sym-gpu-library-convolutions, sym-gpu-conv-bias-epilogue, sym-gpu-library-calls, sym-gpu-gemm-bias-epilogue, sym-gpu-library-half-results, sym-gpu-gemm-bias-grad, sym-collapse-broadcast-dims, sym-collapse-leading-dims, sym-parallel-dims-first, func.func(convert-linalg-to-parallel-loops, tm-tensor-to-loops), lower-affine, "
         "canonicalize, sym-unify-sizes, sym-gpu-gather-rows, sym-gpu-map-parallel, gpu-launch-sink-index-computations, sym-gpu-dynamic-offsets, sym-gpu-warp-reduce, gpu-kernel-outlining, sym-gpu-unique-kernel-names, "
         "sym-gpu-device-asserts, sym-gpu-fpowi-i32, sym-gpu-div-by-constant, sym-gpu-div-by-invariant, canonicalize, cse, sym-gpu-dedup-kernels, sym-gpu-occupancy, "
         "gpu.module(expand-strided-metadata, lower-affine, arith-expand, convert-scf-to-cf, convert-vector-to-llvm, convert-gpu-to-nvvm, convert-math-to-llvm, "
@@ -138,7 +138,7 @@ for _name, _opts in _PASS_OPTIONS:
 # as loops and the CPU lowering. A test of the kernels' index math.
 PIPELINES["gpu-emulated"] = (
     PIPELINES["sym-lower-to-nvvm"].split(" gpu-launch-sink-index-computations")[0]
-    .replace("sym-gpu-library-convolutions, sym-gpu-conv-bias-epilogue, sym-gpu-library-calls, sym-gpu-gemm-bias-epilogue, sym-gpu-library-half-results, ", "sym-sort-to-merge, ").replace("sym-scatter-to-parallel,", "sym-scatter-to-parallel{atomics=0},")
+    .replace("sym-gpu-library-convolutions, sym-gpu-conv-bias-epilogue, sym-gpu-library-calls, sym-gpu-gemm-bias-epilogue, sym-gpu-library-half-results, sym-gpu-gemm-bias-grad, ", "sym-sort-to-merge, ").replace("sym-scatter-to-parallel,", "sym-scatter-to-parallel{atomics=0},")
     .rstrip(", ")
     + ", sym-gpu-emulate-launches, canonicalize, sym-memref-copy-to-linalg, func.func(convert-linalg-to-loops), "
     + _COMPUTE_TO_LLVM.replace("finalize-memref-to-llvm", "convert-vector-to-llvm, finalize-memref-to-llvm") + ")"

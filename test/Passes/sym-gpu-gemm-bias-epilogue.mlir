@@ -182,3 +182,50 @@ func.func @left_alone(%x: memref<16x32xbf16>, %w: memref<64x32xbf16>, %b: memref
 }
 func.func private @__sym_einsum_init_ab_cb_ac_0(memref<16x32xbf16>, memref<64x32xbf16>, memref<16x64xf32>) attributes {sym.library_call = "einsum_init_ab_cb_ac"}
 func.func private @__sym_einsum_init_abce_abed_abcd_1(memref<2x4x8x8xbf16>, memref<2x4x8x64xbf16>, memref<2x4x8x64xf32>) attributes {sym.library_call = "einsum_init_abce_abed_abcd"}
+
+// -----
+
+// Left alone (review): the bias written between two readers (the uses are in no particular order,
+// each reader is checked); the product added to itself (read twice as its own "bias").
+// CHECK-LABEL: func.func @two_readers
+// CHECK-NOT:   __sym_einsum_bias
+// CHECK-LABEL: func.func @self_bias
+// CHECK-NOT:   __sym_einsum_bias
+// CHECK:       return
+#i = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d1)>
+func.func @two_readers(%x: memref<16x32xbf16>, %w: memref<64x32xbf16>, %b: memref<64xbf16>, %y: memref<16x64xbf16>, %y2: memref<16x64xbf16>) {
+  %cst = arith.constant 1.0 : bf16
+  %c = memref.alloc() : memref<16x64xf32>
+  call @__sym_einsum_init_ab_cb_ac_0(%x, %w, %c) : (memref<16x32xbf16>, memref<64x32xbf16>, memref<16x64xf32>) -> ()
+  linalg.generic {indexing_maps = [#i, #c, #i], iterator_types = ["parallel", "parallel"]} ins(%c, %b : memref<16x64xf32>, memref<64xbf16>) outs(%y : memref<16x64xbf16>) {
+  ^bb0(%q: f32, %bb: bf16, %o: bf16):
+    %e = arith.extf %bb : bf16 to f32
+    %s = arith.addf %q, %e : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.fill ins(%cst : bf16) outs(%b : memref<64xbf16>)
+  linalg.generic {indexing_maps = [#i, #c, #i], iterator_types = ["parallel", "parallel"]} ins(%c, %b : memref<16x64xf32>, memref<64xbf16>) outs(%y2 : memref<16x64xbf16>) {
+  ^bb0(%q: f32, %bb: bf16, %o: bf16):
+    %e = arith.extf %bb : bf16 to f32
+    %s = arith.addf %q, %e : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<16x64xf32>
+  return
+}
+func.func private @__sym_einsum_init_ab_cb_ac_0(memref<16x32xbf16>, memref<64x32xbf16>, memref<16x64xf32>) attributes {sym.library_call = "einsum_init_ab_cb_ac"}
+#m = affine_map<(d0) -> (d0)>
+func.func @self_bias(%x: memref<32xf32>, %w: memref<32x64xf32>, %y: memref<64xf32>) {
+  %c = memref.alloc() : memref<64xf32>
+  call @__sym_einsum_init_k_kj_j_0(%x, %w, %c) : (memref<32xf32>, memref<32x64xf32>, memref<64xf32>) -> ()
+  linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel"]} ins(%c, %c : memref<64xf32>, memref<64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func private @__sym_einsum_init_k_kj_j_0(memref<32xf32>, memref<32x64xf32>, memref<64xf32>) attributes {sym.library_call = "einsum_init_k_kj_j"}

@@ -374,6 +374,21 @@ def test_linear_bias_is_added_in_the_gemm(dtype, tmp_path, monkeypatch):
     assert len(launches) == 1 and f"rt.desc({bias})" not in launches[0], src  # one kernel, not reading the bias
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_linear_bias_gradient_is_computed_by_the_weight_gradient(dtype, tmp_path, monkeypatch):
+    """A linear layer's backward: the weight gradient's GEMM also sums dY over the rows into the bias
+    gradient (cuBLASLt's BGRADB epilogue, sym-gpu-gemm-bias-grad): one launch is left (dY itself),
+    where the column sum took two (its partials and their sum)."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 24).to(dtype)
+    x = torch.randn(3, 5, 16, dtype=dtype, requires_grad=True)
+    src = _codegen_fn(lambda x: (lin(x) * 1.5).sum(), (x,), backward=True)[-1].program.source
+    t = "'bfloat16'" if dtype == torch.bfloat16 else "'float32'"
+    assert len(re.findall(rf"rt\.library_einsum_bgrad\('ca,cb->ab', \(({t}, ){{3}}{t}\), ", src)) == 1, src
+    assert src.count("rt.launch(") == 1, src
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_half_products_write_half_results(dtype, tmp_path, monkeypatch):
     """Attention's `probs @ v` and a linear without bias in bf16 / f16: cuBLAS writes the half result

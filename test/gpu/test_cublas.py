@@ -104,6 +104,7 @@ BIAS_TYPES = [("float32", "float32"), ("bfloat16", "bfloat16"), ("float16", "flo
 @pytest.mark.parametrize("types", BIAS_TYPES, ids=lambda t: "-".join(t))
 @pytest.mark.parametrize("equation, a_shape, b_shape, c_shape", [
     ("ik,kj->ij", (37, 64), (64, 96), (37, 96)),
+    ("ik,kj->ij", (1, 64), (64, 96), (1, 96)),  # one row: taken as row-major (cublas.bias_plan)
     ("abd,cd->abc", (3, 50, 256), (768, 256), (3, 50, 768)),  # a linear layer: nn.Linear's weight as stored
     ("abde,cde->abc", (2, 33, 4, 16), (40, 4, 16), (2, 33, 40)),  # an output projection over (heads, head dim)
 ])
@@ -120,7 +121,7 @@ def test_contraction_with_bias_in_cublaslt(equation, a_shape, b_shape, c_shape, 
     bias = torch.randn(c_shape[-1], device="cuda", generator=g).to(ct)
     c = torch.full(c_shape, float("nan"), device="cuda", dtype=ct)
     rt.library_einsum_bias(equation, (types[0], types[0], types[1], types[1]), _desc(a), _desc(b), _desc(bias), _desc(c))
-    entries = [e for k, e in rt._gemms.items() if k[0] == "bias"]
+    entries = [e for k, e in rt._gemms.items() if k[0] == "lt"]
     assert len(entries) == 1 and entries[0] is not False, "not cuBLASLt's bias GEMM"
     want = torch.einsum(equation, a.double(), b.double()) + bias.double()
     tol = dict(atol=5e-2, rtol=2e-2) if ct in (torch.bfloat16, torch.float16) else dict(atol=2e-3, rtol=2e-3)
@@ -141,3 +142,26 @@ def test_contraction_with_bias_that_cublaslt_cannot_take_goes_through_torch():
     assert list(rt._gemms.values()) == [False]
     want = (a.double() @ b.double() + bias.double())
     torch.testing.assert_close(c.double(), want, atol=5e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("types", [("float32", "float32"), ("bfloat16", "bfloat16"), ("float16", "float16")],
+                         ids=lambda t: "-".join(t))
+@pytest.mark.parametrize("rows", [2048, 100, 1])
+@pytest.mark.parametrize("db_shape", ["row", "vector"])
+def test_weight_gradient_with_bias_gradient_in_cublaslt(types, rows, db_shape):
+    """Runtime.library_einsum_bgrad (sym-gpu-gemm-bias-grad): dW = dY^T X and db = dY summed over the
+    rows, one cuBLASLt GEMM with the BGRADB epilogue, db rounded once into the product's type; a
+    [1, N] or [N] bias gradient."""
+    rt = _runtime()
+    dt = getattr(torch, types[0])
+    g = torch.Generator(device="cuda").manual_seed(1)
+    dy = torch.randn(rows, 96, device="cuda", generator=g).to(dt)
+    x = torch.randn(rows, 40, device="cuda", generator=g).to(dt)
+    dw = torch.full((96, 40), float("nan"), device="cuda", dtype=dt)
+    db = torch.full((1, 96) if db_shape == "row" else (96,), float("nan"), device="cuda", dtype=dt)
+    rt.library_einsum_bgrad("ca,cb->ab", (types[0],) * 4, _desc(dy), _desc(x), _desc(dw), _desc(db))
+    entries = [e for k, e in rt._gemms.items() if k[0] == "lt"]
+    assert len(entries) == 1 and entries[0] is not False, "not cuBLASLt's BGRADB GEMM"
+    tol = dict(atol=5e-2, rtol=2e-2) if dt != torch.float32 else dict(atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(dw.double(), dy.double().t() @ x.double(), **tol)
+    torch.testing.assert_close(db.double().view(-1), dy.double().sum(0), **tol)

@@ -207,6 +207,21 @@ def test_library_einsum_sets_or_accumulates():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_library_einsum_bgrad_through_torch(dtype):
+    """Runtime.torch_einsum_bgrad (sym-gpu-gemm-bias-grad's call where cuBLASLt cannot take it): the
+    weight gradient, and dY summed over its rows in float32, rounded once into a [1, N] gradient."""
+    from mlir_sym.runtime.cuda import Runtime
+
+    g = torch.Generator().manual_seed(4)
+    dy, x = torch.randn(300, 6, generator=g).to(dtype), torch.randn(300, 5, generator=g).to(dtype)
+    dw, db = torch.full((6, 5), float("nan"), dtype=dtype), torch.full((1, 6), float("nan"), dtype=dtype)
+    Runtime.torch_einsum_bgrad("ca,cb->ab", dy, x, dw, db)
+    torch.testing.assert_close(dw.double(), dy.double().t() @ x.double(), atol=5e-2 if dtype != torch.float32 else 1e-4, rtol=1e-2)
+    want = dy.double().sum(0, keepdim=True)
+    assert torch.equal(db, want.to(dtype)) if dtype == torch.bfloat16 else torch.allclose(db.double(), want, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_library_einsum_bias_rounds_once(dtype):
     """Runtime.torch_einsum_bias (sym-gpu-gemm-bias-epilogue's call where cuBLASLt cannot take it):
     the product in float32, plus the bias, rounded once into the output (eager's addmm), not the

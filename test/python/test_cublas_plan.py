@@ -240,3 +240,28 @@ def test_a_failed_handle_names_an_earlier_device_failure(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda index=None: None)
     with pytest.raises(RuntimeError, match=r"^cublasCreate failed with status 14$"):
         cublas.Blas(Lib(), 0)
+
+
+@pytest.mark.parametrize("equation, a_shape, b_shape, c_shape", [
+    ("ik,kj->ij", (1, 64), (64, 96), (1, 96)),  # one row (a decoding step): taken as row-major
+    ("ik,kj->ij", (37, 64), (64, 96), (37, 96)),
+    ("abd,cd->abc", (1, 1, 16), (24, 16), (1, 1, 24)),
+    ("ca,cb->ab", (40, 12), (40, 20), (12, 20)),  # a weight gradient: a is B', summed over k
+])
+def test_bias_plan_is_row_major(equation, a_shape, b_shape, c_shape):
+    """cublas.bias_plan (cuBLASLt's bias epilogues): the output row-major (swap), so that the bias
+    runs along m = the output's columns and a bias gradient along n = a's kept dim; the emulated
+    GEMM equals einsum, and a column-major output has no bias plan."""
+    from mlir_sym.runtime.cublas import bias_plan
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(a_shape, generator=g, dtype=torch.float64), torch.randn(b_shape, generator=g, dtype=torch.float64)
+    c = torch.zeros(c_shape, dtype=torch.float64)
+    p = bias_plan(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, c)))
+    assert p is not None and p.swap and p.batch == 1 and p.m == c_shape[-1], p
+    assert p.n == torch.Size(c_shape[:-1]).numel()
+    emulate(p, a, b, c, True)
+    torch.testing.assert_close(c, torch.einsum(equation, a, b))
+    if c_shape[0] > 1 and len(c_shape) == 2:
+        ct = torch.zeros(c_shape[::-1], dtype=torch.float64).t()
+        assert bias_plan(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, ct))) is None

@@ -494,11 +494,13 @@ class HostCodegen:
     def _call(self, op: ir.Operation, ind: str) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         args = [self._ref(v) for v in op.operands]
-        if callee.startswith(_BIAS_CONTRACTION):  # __sym_einsum_bias_<a>_<b>_<out>_<n>: c = einsum(a, b) + bias
-            a, b, out = callee[len(_BIAS_CONTRACTION):].split("_")[:3]
+        if callee.startswith(_BIAS_CONTRACTIONS):
+            # __sym_einsum_bias_<a>_<b>_<out>_<n>(a, b, bias, c): c = einsum(a, b) + bias
+            # __sym_einsum_bgrad_<a>_<b>_<out>_<n>(a, b, c, db): c = einsum(a, b), db = a summed over k
+            kind, a, b, out = callee[len("__sym_einsum_"):].split("_")[:4]
             dtypes = tuple(_dtype_of(v.type) for v in op.operands)
             self.library_calls += 1
-            self._emit(ind, f"rt.library_einsum_bias('{a},{b}->{out}', {dtypes!r}, {', '.join(args)})")
+            self._emit(ind, f"rt.library_einsum_{kind}('{a},{b}->{out}', {dtypes!r}, {', '.join(args)})")
             return
         if callee.startswith(_CONTRACTIONS):
             init, equation = _contraction(callee)
@@ -568,7 +570,8 @@ class HostCodegen:
 
 
 _CONTRACTIONS = ("__sym_einsum_", "__sym_matmul_", "__sym_batch_matmul_")
-_BIAS_CONTRACTION = "__sym_einsum_bias_"  # (a, b, bias, c): sym-gpu-gemm-bias-epilogue
+# (a, b, bias, c): sym-gpu-gemm-bias-epilogue; (a, b, c, db): sym-gpu-gemm-bias-grad
+_BIAS_CONTRACTIONS = ("__sym_einsum_bias_", "__sym_einsum_bgrad_")
 _ATTENTION = "__sym_attention_"
 _SDPA = "__sym_sdpa_"
 
@@ -603,7 +606,7 @@ def _is_contraction_operand(o: ir.Operation, operand_number: int) -> bool:
         return False
     callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
     return callee.startswith(_ATTENTION) or (operand_number < 3 and callee.startswith(_CONTRACTIONS)) \
-        or (operand_number < 4 and callee.startswith(_BIAS_CONTRACTION))
+        or (operand_number < 4 and callee.startswith(_BIAS_CONTRACTIONS))
 
 
 _ITEM_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "ui8": 1, "i1": 1}

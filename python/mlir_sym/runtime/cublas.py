@@ -100,10 +100,12 @@ def _in_form_order(form: tuple, a: tuple, b: tuple) -> tuple:
     return (sa, ta), (sb, tb)
 
 
-def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
+def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple, row_major_out: bool = False) -> GemmPlan | None:
     """The GEMM computing `einsum(a, b)` into `c` for `matmul_form`'s `form` (permutations of a and b,
     |P|, |I|, |K|, |J|), each operand given as (sizes, strides) in its own dim order; None when
-    cuBLAS cannot read them as they are (see the module's summary)."""
+    cuBLAS cannot read them as they are (see the module's summary). `row_major_out`: an output of
+    one row with unit column stride is taken as row-major (C^T = B^T A^T: a bias epilogue's vector
+    then runs along the output's columns)."""
     _, _, np_, ni, nk, nj = form
     (sa, ta), (sb, tb) = _in_form_order(form, a, b)
     sc, tc = c
@@ -122,7 +124,7 @@ def gemm_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
         return None
     if k == 0 or max(i, j, k, batch) > _INT_MAX or (batch > 1 and pc_s == 0):
         return None
-    out = _operand(i, ci, j, cj)
+    out = (CUBLAS_OP_T, max(j, 1)) if row_major_out and i <= 1 and (j <= 1 or cj == 1) else _operand(i, ci, j, cj)
     if out is None:
         return None
     if out[0] == CUBLAS_OP_N:  # C column-major: C = A B
@@ -347,7 +349,7 @@ class Blas:
 # cuBLASLt: a GEMM that adds a bias in its epilogue (sym-gpu-gemm-bias-epilogue's calls). cublasLt.h:
 # cublasLtMatmulDescAttributes_t, cublasLtEpilogue_t, cublasLtMatmulPreferenceAttributes_t.
 _LT_TRANSA, _LT_TRANSB, _LT_EPILOGUE, _LT_BIAS_POINTER = 3, 4, 7, 8
-_LT_EPILOGUE_BIAS = 4
+LT_EPILOGUE_BIAS, LT_EPILOGUE_BGRADB = 4, 512  # D = A B + bias[m]; D = A B, bias[n] = sum_k B[k, n]
 _LT_PREF_MAX_WORKSPACE, _LT_PREF_ALIGN_A = 1, 5  # _ALIGN_B, _C, _D follow A's
 _SCALE_TYPE = {COMPUTE_32F: 0, COMPUTE_32F_FAST_TF32: 0, COMPUTE_64F: 1}  # cudaDataType of alpha and beta
 
@@ -364,25 +366,23 @@ def alignment(pointer: int) -> int:
     return min(256, pointer & -pointer) if pointer else 256
 
 
-def bias_plan(plans: list | None) -> GemmPlan | None:
-    """The one GEMM of gemm_calls' `plans` whose column-major rows are the einsum's columns (C
-    row-major: C^T = B^T A^T, m = J), so that cuBLASLt's bias, a vector over m, is indexed by the
-    output's last dim; None for other products (several GEMMs, a batch, a column-major output)."""
-    if plans is None or len(plans) != 1:
-        return None
-    plan, oa, ob, oc, init = plans[0]
-    if not init or not plan.swap or plan.batch != 1 or oa or ob or oc:
-        return None
-    return plan
+def bias_plan(form: tuple, a: tuple, b: tuple, c: tuple) -> GemmPlan | None:
+    """The one GEMM computing `einsum(a, b)` into `c` with the output row-major (C^T = B^T A^T, m =
+    the einsum's columns J, n its rows I), so that cuBLASLt's bias, a vector over m, is indexed by
+    the output's last dim, and a bias gradient of B' = a, a vector over n, by a's kept dim; None for
+    other products (a batch, a column-major output, groups that do not collapse)."""
+    plan = gemm_plan(form, a, b, c, row_major_out=True)
+    return plan if plan is not None and plan.swap and plan.batch == 1 else None
 
 
 class BiasGemm:
-    """One cuBLASLt GEMM D = op(A') op(B') + bias (a vector over D's m rows), its descriptors and
-    algorithm chosen once for these sizes, types and pointer alignments; `run` runs it on a
-    stream with a workspace (the cuBLAS handle's, `Blas.workspaces`)."""
+    """One cuBLASLt GEMM with a bias epilogue: D = op(A') op(B') + bias (`LT_EPILOGUE_BIAS`, a vector
+    over D's m rows), or D = op(A') op(B') and bias = op(B') summed over k (`LT_EPILOGUE_BGRADB`, a
+    vector over D's n columns: a linear layer's bias gradient), its descriptors and algorithm chosen
+    once for these sizes, types, pointer alignments and epilogue; `run` runs it on a stream with a
+    workspace (the cuBLAS handle's, `Blas.workspaces`)."""
 
     _lib: ctypes.CDLL | None = None
-    _handles: dict[int, ctypes.c_void_p] = {}
 
     @classmethod
     def library(cls) -> ctypes.CDLL | None:
@@ -395,31 +395,34 @@ class BiasGemm:
 
     @classmethod
     def make(cls, index: int, plan: GemmPlan, a_type: int, c_type: int, compute: int,
-             aligns: tuple[int, int, int]) -> "BiasGemm | None":
+             aligns: tuple[int, int, int], epilogue: int = LT_EPILOGUE_BIAS) -> "BiasGemm | None":
         """The GEMM, None when cuBLASLt is missing or offers no algorithm for it (logged)."""
         lib = cls.library()
         if lib is None:
             log.info("libcublasLt not found: biases are added through torch")
             return None
-        h = cls._handles.get(index)
+        handles = getattr(Blas._local, "lt_handles", None)  # per thread, as Blas's handles
+        if handles is None:
+            handles = Blas._local.lt_handles = {}
+        h = handles.get(index)
         if h is None:
             h = ctypes.c_void_p()
             with torch.cuda.device(index):
                 rc = lib.cublasLtCreate(ctypes.byref(h))
             if rc != 0:
                 raise RuntimeError(f"cublasLtCreate failed with status {rc}{_earlier_failure(index)}")
-            cls._handles[index] = h
-        g = cls(lib, h, plan, a_type, c_type, compute, aligns)
+            handles[index] = h
+        g = cls(lib, h, plan, a_type, c_type, compute, aligns, epilogue)
         return g if g.found else None
 
     def __init__(self, lib: ctypes.CDLL, handle: ctypes.c_void_p, plan: GemmPlan, a_type: int, c_type: int,
-                 compute: int, aligns: tuple[int, int, int]) -> None:
+                 compute: int, aligns: tuple[int, int, int], epilogue: int = LT_EPILOGUE_BIAS) -> None:
         self.lib, self.handle = lib, handle
         self.desc, self.pref = ctypes.c_void_p(), ctypes.c_void_p()
         self.layouts = [ctypes.c_void_p() for _ in range(3)]
         _check(lib.cublasLtMatmulDescCreate(ctypes.byref(self.desc), compute, _SCALE_TYPE[compute]), "MatmulDescCreate")
         for attr, value in ((_LT_TRANSA, ctypes.c_int32(plan.transa)), (_LT_TRANSB, ctypes.c_int32(plan.transb)),
-                            (_LT_EPILOGUE, ctypes.c_uint32(_LT_EPILOGUE_BIAS))):
+                            (_LT_EPILOGUE, ctypes.c_uint32(epilogue))):
             self._set(attr, value)
         u64, i64 = ctypes.c_uint64, ctypes.c_int64
         a_rows, a_cols = (plan.m, plan.k) if plan.transa == CUBLAS_OP_N else (plan.k, plan.m)
@@ -444,10 +447,11 @@ class BiasGemm:
                                                 ctypes.byref(self.result), ctypes.byref(count))
         self.found = rc == 0 and count.value > 0 and self.result.state == 0
         if not self.found:
-            log.info("cuBLASLt has no bias GEMM for %s (status %d): the bias is added through torch", plan, rc)
+            log.info("cuBLASLt has no GEMM with epilogue %d for %s (status %d): through torch", epilogue, plan, rc)
         one, zero = (ctypes.c_double(1), ctypes.c_double(0)) if compute == COMPUTE_64F else (ctypes.c_float(1), ctypes.c_float(0))
         self.alpha, self.beta = ctypes.pointer(one), ctypes.pointer(zero)
         self.bias = ctypes.c_void_p(0)
+        self.lock = threading.Lock()  # the bias pointer is the descriptor's: set and used under it
         self.matmul = lib["cublasLtMatmul"]
         self.matmul.restype = ctypes.c_int
 
@@ -456,14 +460,17 @@ class BiasGemm:
                                                        ctypes.c_size_t(ctypes.sizeof(value))), "MatmulDescSetAttribute")
 
     def run(self, stream: int, pa: int, pb: int, bias: int, pc: int, workspace: int) -> int:
-        """D (at `pc`) = A' B' + bias with A' at `pa`, B' at `pb` (already swapped): cuBLASLt's status."""
-        if bias != self.bias.value:
-            self.bias.value = bias
-            self._set(_LT_BIAS_POINTER, self.bias)
+        """D (at `pc`) = A' B' (+ bias, or its bias gradient into `bias`) with A' at `pa`, B' at `pb`
+        (already swapped): cuBLASLt's status."""
         a, b, c = self.layouts
-        return self.matmul(self.handle, self.desc, self.alpha, ctypes.c_void_p(pa), a, ctypes.c_void_p(pb), b,
-                           self.beta, ctypes.c_void_p(pc), c, ctypes.c_void_p(pc), c, ctypes.byref(self.result.algo),
-                           ctypes.c_void_p(workspace), ctypes.c_size_t(WORKSPACE_BYTES), ctypes.c_void_p(stream))
+        with self.lock:
+            if bias != self.bias.value:
+                self.bias.value = bias
+                self._set(_LT_BIAS_POINTER, self.bias)
+            return self.matmul(self.handle, self.desc, self.alpha, ctypes.c_void_p(pa), a, ctypes.c_void_p(pb), b,
+                               self.beta, ctypes.c_void_p(pc), c, ctypes.c_void_p(pc), c,
+                               ctypes.byref(self.result.algo), ctypes.c_void_p(workspace),
+                               ctypes.c_size_t(WORKSPACE_BYTES), ctypes.c_void_p(stream))
 
     def __del__(self) -> None:
         lib = self.lib

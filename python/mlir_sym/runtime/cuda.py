@@ -538,44 +538,88 @@ class Runtime:
         dc = c if type(c) is tuple else Runtime.desc(c)
         items = tuple(_ITEM[t] for t in dtypes)
         pa, pb, pv, pc = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dv[1] + dv[2] * items[2], dc[1] + dc[2] * items[3]
+        if self._lt_gemm(cublas.LT_EPILOGUE_BIAS, equation, (dtypes[0], dtypes[1], dtypes[3], dtypes[2]), form,
+                         da, db, dc, dv, pa, pb, pc, pv):
+            return
+        if dtypes[3] in ("float32", "float64"):  # a wide result (a bf16 bias of a float32 product): the
+            self.library_einsum(True, equation, (dtypes[0], dtypes[1], dtypes[3]), a, b, c)  # sum is exact
+            (c if type(c) is not tuple else wrap(c, dtypes[3])).add_(
+                bias if type(bias) is not tuple else wrap(bias, dtypes[2]))
+            return
+        Runtime.torch_einsum_bias(equation, a, b, bias, c, dtypes)
+
+    def library_einsum_bgrad(self, equation: str, dtypes: tuple, a: Any, b: Any, c: Any, db_: Any) -> None:
+        """A weight gradient with its bias gradient (sym-gpu-gemm-bias-grad): c = einsum(a, b) over
+        `k i, k j -> i j`, and db_[i] = sum over k of a[k, i], summed in float32 and rounded once
+        into db_'s type (c's). One cuBLASLt GEMM with the `BGRADB` epilogue when the product is one
+        row-major GEMM (a is its B operand then); else torch's path: the product, then the sum."""
+        form = _form(equation)
+        da = a if type(a) is tuple else Runtime.desc(a)
+        db = b if type(b) is tuple else Runtime.desc(b)
+        dc = c if type(c) is tuple else Runtime.desc(c)
+        dv = db_ if type(db_) is tuple else Runtime.desc(db_)
+        items = tuple(_ITEM[t] for t in dtypes)
+        pa, pb, pc, pv = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dc[1] + dc[2] * items[2], dv[1] + dv[2] * items[3]
+        dv = _as_vector(dv)  # [1, N] or [N]: N contiguous elements
+        if dv is None or not self._lt_gemm(cublas.LT_EPILOGUE_BGRADB, equation, dtypes, form, da, db, dc, dv, pa, pb, pc, pv):
+            Runtime.torch_einsum_bgrad(equation, a, b, c, db_, dtypes)
+
+    def _lt_gemm(self, epilogue: int, equation: str, dtypes: tuple, form, da: tuple, db: tuple, dc: tuple,
+                 dv: tuple, pa: int, pb: int, pc: int, pv: int) -> bool:
+        """Run the cuBLASLt GEMM with `epilogue` and the vector at `pv` (dtypes: a, b, c, vector);
+        False when cuBLASLt cannot take it (the caller takes torch's path)."""
         tf32 = dtypes[0] == "float32" and torch.backends.cuda.matmul.allow_tf32
-        aligns = (cublas.alignment(pa), cublas.alignment(pb), cublas.alignment(pc))
-        key = ("bias", equation, dtypes, tf32, aligns, da[3:], db[3:], dv[3:], dc[3:])
+        aligns = (cublas.alignment(pb), cublas.alignment(pa), cublas.alignment(pc))  # A' = b, B' = a
+        key = ("lt", epilogue, equation, dtypes, tf32, aligns, da[3:], db[3:], dv[3:], dc[3:])
         entry = self._gemms.get(key)
         if entry is None:
             if len(self._gemms) >= 4096:
                 self._gemms.clear()
-            entry = self._gemms[key] = self._bias_entry(form, dtypes, da, db, dv, dc, aligns)
+            entry = self._gemms[key] = self._lt_entry(epilogue, form, dtypes, da, db, dv, dc, aligns)
         if entry is False or cublas.alignment(pv) < 16:
-            Runtime.torch_einsum_bias(equation, a, b, bias, c, dtypes)
-            return
+            return False
         blas, gemm = entry
         stream = self._stream(self.index)
         if stream != blas.stream:
             blas.use_stream(stream)
         rc = gemm.run(stream, pb, pa, pv, pc, blas.workspaces[stream].data_ptr())  # C^T = B^T A^T
         if rc != 0:
-            raise KernelLaunchError(f"cuBLASLt GEMM with bias of '{equation}' ({', '.join(dtypes)}; sizes {da[3:]}, "
-                                    f"{db[3:]}, {dc[3:]}) failed with status {rc}")
+            raise KernelLaunchError(f"cuBLASLt GEMM (epilogue {epilogue}) of '{equation}' ({', '.join(dtypes)}; sizes "
+                                    f"{da[3:]}, {db[3:]}, {dc[3:]}) failed with status {rc}")
+        return True
 
-    def _bias_entry(self, form, dtypes: tuple, da: tuple, db: tuple, dv: tuple, dc: tuple, aligns: tuple):
-        """(cuBLAS handle, the bias GEMM) for these shapes, or False (torch's path)."""
+    def _lt_entry(self, epilogue: int, form, dtypes: tuple, da: tuple, db: tuple, dv: tuple, dc: tuple, aligns: tuple):
+        """(cuBLAS handle, the cuBLASLt GEMM) for these shapes, or False (torch's path). The vector
+        has the product's type; a bias runs along the output's last dim (cuBLASLt's m, the output
+        being row-major), a bias gradient along a's kept dim (n: a is cuBLASLt's B operand)."""
         if form is None or dtypes[0] != dtypes[1] or dtypes[2] != dtypes[3] or len(dv) != 5 or dv[4] != 1 \
                 or any(t not in cublas.DATA_TYPES for t in dtypes):
             return False
-        compute = cublas.compute_type(dtypes[0], dtypes[3])
+        compute = cublas.compute_type(dtypes[0], dtypes[2])
         if compute is None:
             return False
         ops = [(d[3:3 + (len(d) - 3) // 2], d[3 + (len(d) - 3) // 2:]) for d in (da, db, dc)]
-        plan = cublas.bias_plan(cublas.gemm_calls(form, *ops, True))
-        if plan is None or plan.m == 0 or plan.n == 0 or plan.m != dv[3] or cublas.slow_transposed(plan, dtypes[0]):
+        plan = cublas.bias_plan(form, *ops)
+        if plan is None or plan.m == 0 or plan.n == 0 or plan.k == 0 or cublas.slow_transposed(plan, dtypes[0]):
+            return False
+        if dv[3] != (plan.m if epilogue == cublas.LT_EPILOGUE_BIAS else plan.n):
             return False
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
-        gemm = cublas.BiasGemm.make(self.index, plan, cublas.DATA_TYPES[dtypes[0]], cublas.DATA_TYPES[dtypes[3]],
-                                    compute, aligns)
+        gemm = cublas.BiasGemm.make(self.index, plan, cublas.DATA_TYPES[dtypes[0]], cublas.DATA_TYPES[dtypes[2]],
+                                    compute, aligns, epilogue)
         return False if gemm is None else (blas, gemm)
+
+    @staticmethod
+    def torch_einsum_bgrad(equation: str, a: Any, b: Any, c: Any, db_: Any, dtypes: tuple = ()) -> None:
+        """library_einsum_bgrad through torch: the product, then a's sum over its first (contracted)
+        dim in float32, stored into db_ (rounded once)."""
+        if dtypes:
+            a, b, c, db_ = (x if type(x) is not tuple else wrap(x, t) for x, t in zip((a, b, c, db_), dtypes))
+        Runtime.torch_einsum(True, equation, a, b, c)
+        acc = torch.float64 if a.dtype == torch.float64 else torch.float32
+        db_.copy_(a.sum(0, dtype=acc).view(db_.shape))
 
     @staticmethod
     def torch_einsum_bias(equation: str, a: Any, b: Any, bias: Any, c: Any, dtypes: tuple = ()) -> None:
@@ -822,6 +866,19 @@ class Runtime:
 
 
 _MATMUL_FORMS: dict[str, tuple | None] = {}
+
+
+def _as_vector(d: tuple) -> tuple | None:
+    """A descriptor of N elements with unit stride (dims of size 1 aside) as a rank-1 one, else None."""
+    r = (len(d) - 3) // 2
+    sizes, strides = d[3:3 + r], d[3 + r:]
+    n = 1
+    for size, stride in zip(sizes, strides):
+        if size != 1:
+            if n != 1 or stride != 1:
+                return None
+            n = size
+    return (*d[:3], n, 1)
 
 
 def _form(equation: str) -> tuple | None:
