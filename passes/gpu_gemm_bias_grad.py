@@ -65,6 +65,8 @@ def _column_sum(g: ir.Operation) -> bool:
     m_in, m_out = (str(m) for m in indexing_maps(g))
     if m_in != "(d0, d1) -> (d0, d1)" or m_out not in ("(d0, d1) -> (0, d1)", "(d0, d1) -> (d1)"):
         return False
+    if m_out.endswith("(0, d1)") and ir.MemRefType(r.type).shape[0] != 1:
+        return False  # only row 0 of the sum's buffer is written
     block = g.regions[0].blocks[0]
     body = [o.operation for o in block.operations]
     x, acc = block.arguments[0], block.arguments[1]
@@ -130,11 +132,15 @@ class GpuGemmBiasGrad(SymPass):
         replaced: set[str] = set()
         for fn in compute_funcs(module):
             for block in fn.regions[0].blocks:
-                for g in [o.operation for o in block.operations]:
-                    if _column_sum(g):
-                        callee = self._fold(module, block, g, decls)
+                folded = True
+                while folded:  # a fold erases ops: the block's ops are listed afresh after each
+                    folded = False
+                    for g in [o.operation for o in block.operations]:
+                        callee = self._fold(module, block, g, decls) if _column_sum(g) else None
                         if callee:
                             replaced.add(callee)
+                            folded = True
+                            break
         erase_uncalled(module, replaced, decls)
 
     def _fold(self, module: ir.Operation, block: ir.Block, g: ir.Operation, decls: dict) -> str | None:
@@ -164,7 +170,11 @@ class GpuGemmBiasGrad(SymPass):
         fill, readers = None, []
         for u in r.uses:
             o = use_owner(u)
-            if o == g or o.name == "memref.dealloc":
+            if o == g:
+                continue
+            if o.name == "memref.dealloc":
+                if o.block != block or _position(ops, o) < max(at_call, at_g):
+                    return None  # freed before the call would write it
                 continue
             if _zero_fill(o, r) and o.block == block and fill is None and _position(ops, o) < at_g:
                 fill = o
@@ -195,7 +205,7 @@ class GpuGemmBiasGrad(SymPass):
                 return None
             if fresh:
                 alloc.move_before(call)
-            elif not self._movable_before(r, call, g, block, ops, (fill, g)):
+            elif not self._movable_before(r, call, g, block, ops, (fill, g), first=fill):
                 return None  # a view of an output, say: made before the call, untouched in between
         kind = f"einsum_bgrad_{eq[0]}_{eq[1]}_{eq[2]}"
         operands = list(call.operands) + [target]
@@ -215,12 +225,12 @@ class GpuGemmBiasGrad(SymPass):
 
     @staticmethod
     def _movable_before(d: ir.Value, call: ir.Operation, rounding: ir.Operation, block: ir.Block, ops: list,
-                        ignore: tuple) -> bool:
+                        ignore: tuple, first: ir.Operation | None = None) -> bool:
         """Whether the buffer `d` can be written by `call` instead of by `rounding` (the rounding, or
         the reduction writing `d` itself): the view ops making it (up to a function argument or an
         allocation) are before the call or move there, their operands defined before it; nothing
-        else between the call and `rounding` (but the ops in `ignore`) touches `d`'s buffer. Moves
-        the ops when it can."""
+        else between the call and `rounding` (from `first` when it comes earlier: the zero fill the
+        fold erases; but the ops in `ignore`) touches `d`'s buffer. Moves the ops when it can."""
         at_call, at_round = _position(ops, call), _position(ops, rounding)
         makers, v = [], d
         while True:
@@ -236,6 +246,8 @@ class GpuGemmBiasGrad(SymPass):
         if any(root_buffer(x) == root for x in call.operands):
             return False
         lo, hi = min(at_call, at_round), max(at_call, at_round)
+        if first is not None:
+            lo = min(lo, _position(ops, first))
         for o in ops[lo + 1:hi]:
             if any(o == m for m in makers) or any(o == x for x in ignore):
                 continue

@@ -205,3 +205,108 @@ func.func @float32_sum_of_a_bf16_product(%dy: memref<?x16xf32>, %x: memref<?x8xf
 func.func private @__sym_einsum_init_ca_cb_ab_0(memref<?x16xbf16>, memref<?x16xbf16>, memref<16x16xbf16>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
 func.func private @__sym_einsum_init_ca_cb_ab_1(memref<?x16xf32>, memref<?x8xf32>, memref<16x8xf32>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
 func.func private @__sym_einsum_init_ca_cb_ab_2(memref<?x16xf32>, memref<?x8xf32>, memref<16x8xbf16>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
+
+// -----
+
+// Left alone (review): the gradient output read (through another value of its buffer) between the
+// zero fill and the call; written between the fill and the sum.
+// CHECK-LABEL: func.func @read_between_fill_and_call
+// CHECK-NOT:   __sym_einsum_bgrad
+// CHECK:       return
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+#m3 = affine_map<(d0, d1) -> (0, d1)>
+#v = affine_map<(d0) -> (d0)>
+func.func @read_between_fill_and_call(%dy: memref<?x24xf32>, %x: memref<?x16xf32>, %dw: memref<24x16xf32>, %db: memref<24xf32>, %o: memref<24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.expand_shape %db [[0, 1]] output_shape [1, 24] : memref<24xf32> into memref<1x24xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<1x24xf32>)
+  linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]} ins(%db : memref<24xf32>) outs(%o : memref<24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  call @__sym_einsum_init_ca_cb_ab_0(%dy, %x, %dw) : (memref<?x24xf32>, memref<?x16xf32>, memref<24x16xf32>) -> ()
+  linalg.generic {indexing_maps = [#m2, #m3], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<?x24xf32>) outs(%d : memref<1x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func private @__sym_einsum_init_ca_cb_ab_0(memref<?x24xf32>, memref<?x16xf32>, memref<24x16xf32>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
+
+
+// -----
+
+// CHECK-LABEL: func.func @written_between_fill_and_sum
+// CHECK-NOT:   __sym_einsum_bgrad
+// CHECK:       return
+
+// Same, the product after the sum, and %db written (set to one) between the fill and the sum:
+// before the pass %db = 1 + sum, after it %db = sum.
+func.func @written_between_fill_and_sum(%dy: memref<?x24xf32>, %x: memref<?x16xf32>, %dw: memref<24x16xf32>, %db: memref<24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %d = memref.expand_shape %db [[0, 1]] output_shape [1, 24] : memref<24xf32> into memref<1x24xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<1x24xf32>)
+  linalg.fill ins(%one : f32) outs(%db : memref<24xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<?x24xf32>) outs(%d : memref<1x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  call @__sym_einsum_init_ca_cb_ab_0(%dy, %x, %dw) : (memref<?x24xf32>, memref<?x16xf32>, memref<24x16xf32>) -> ()
+  return
+}
+func.func private @__sym_einsum_init_ca_cb_ab_0(memref<?x24xf32>, memref<?x16xf32>, memref<24x16xf32>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
+
+// -----
+
+// Left alone (review): a [2, N] sum buffer whose row 0 alone the reduction writes (a bf16 one
+// rounded whole; a float32 output with rows of its own).
+// CHECK-LABEL: func.func @two_rows
+// CHECK-NOT:   __sym_einsum_bgrad
+// CHECK:       return
+#i = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (0, d1)>
+func.func @two_rows(%dy: memref<?x16xbf16>, %x: memref<?x8xbf16>, %dw: memref<16x8xbf16>, %o: memref<2x16xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  call @__sym_einsum_init_ca_cb_ab_0(%dy, %x, %dw) : (memref<?x16xbf16>, memref<?x8xbf16>, memref<16x8xbf16>) -> ()
+  %r = memref.alloc() : memref<2x16xf32>
+  linalg.fill ins(%zero : f32) outs(%r : memref<2x16xf32>)
+  linalg.generic {indexing_maps = [#i, #r1], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<?x16xbf16>) outs(%r : memref<2x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %s = arith.addf %e, %out : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#i, #i], iterator_types = ["parallel", "parallel"]} ins(%r : memref<2x16xf32>) outs(%o : memref<2x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+func.func private @__sym_einsum_init_ca_cb_ab_0(memref<?x16xbf16>, memref<?x8xbf16>, memref<16x8xbf16>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}
+
+
+// -----
+
+// CHECK-LABEL: func.func @dyn_rows
+// CHECK-NOT:   __sym_einsum_bgrad
+// CHECK:       return
+#i = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (0, d1)>
+
+// float32, dynamic leading dim of the sum buffer (a view of an output of ? rows).
+func.func @dyn_rows(%dy: memref<?x16xf32>, %x: memref<?x8xf32>, %dw: memref<16x8xf32>, %o: memref<?x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  call @__sym_einsum_init_ca_cb_ab_0(%dy, %x, %dw) : (memref<?x16xf32>, memref<?x8xf32>, memref<16x8xf32>) -> ()
+  linalg.fill ins(%zero : f32) outs(%o : memref<?x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<?x16xf32>) outs(%o : memref<?x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func private @__sym_einsum_init_ca_cb_ab_0(memref<?x16xf32>, memref<?x8xf32>, memref<16x8xf32>) attributes {sym.library_call = "einsum_init_ca_cb_ab"}

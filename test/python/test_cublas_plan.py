@@ -260,6 +260,8 @@ def test_bias_plan_is_row_major(equation, a_shape, b_shape, c_shape):
     p = bias_plan(matmul_form(equation), *((list(t.shape), list(t.stride())) for t in (a, b, c)))
     assert p is not None and p.swap and p.batch == 1 and p.m == c_shape[-1], p
     assert p.n == torch.Size(c_shape[:-1]).numel()
+    if equation == "ca,cb->ab":  # the layout the runtime gives cuBLASLt's BGRADB (measured on the H200)
+        assert (p.transa, p.transb) == (CUBLAS_OP_N, 1), p
     emulate(p, a, b, c, True)
     torch.testing.assert_close(c, torch.einsum(equation, a, b))
     if c_shape[0] > 1 and len(c_shape) == 2:

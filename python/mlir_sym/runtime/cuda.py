@@ -604,6 +604,10 @@ class Runtime:
             return False
         if dv[3] != (plan.m if epilogue == cublas.LT_EPILOGUE_BIAS else plan.n):
             return False
+        if epilogue == cublas.LT_EPILOGUE_BGRADB and (
+                plan.transa != cublas.CUBLAS_OP_N or plan.transb != cublas.CUBLAS_OP_T
+                or compute == cublas.COMPUTE_32F_FAST_TF32):
+            return False  # the layout measured (row-major dY and X); a sum of TF32-rounded dY: torch's
         blas = cublas.Blas.get(self.index)
         if blas is None:
             return False
