@@ -226,6 +226,12 @@ def ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
         op = parent
 
 
+def module_functions(module: ir.Operation) -> dict[str, ir.Operation]:
+    """The module's top-level `func.func`s (definitions and declarations): name -> op."""
+    return {f.operation.attributes["sym_name"].value: f.operation
+            for f in module.regions[0].blocks[0].operations if f.operation.name == "func.func"}
+
+
 def library_declarations(module: ir.Operation, kinds: tuple[str, ...] | None = None) -> dict[str, ir.Operation]:
     """The module's declarations of runtime calls (`sym.library_call`), of `kinds` when given: name -> op."""
     out = {}

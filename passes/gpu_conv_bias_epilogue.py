@@ -36,7 +36,8 @@ from torch_mlir.dialects import arith
 from torch_mlir.dialects import func as func_d
 
 from mlir_sym.passes._compute_common import (clone_remapped, compute_funcs, erase_uncalled, indexing_maps,
-                                               library_declaration, new_generic, ops_between, root_buffer, use_owner)
+                                             library_declaration, module_functions, new_generic, ops_between,
+                                             root_buffer, use_owner)
 from mlir_sym.passes.gpu_library_convolutions import _unwritten_between
 from mlir_sym.passes.registry import SymPass, register
 
@@ -56,8 +57,7 @@ class GpuConvBiasEpilogue(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         module = op
-        decls = {f.operation.attributes["sym_name"].value: f.operation
-                 for f in module.regions[0].blocks[0].operations if f.operation.name == "func.func"}
+        decls = module_functions(module)
         moved: set[str] = set()
         for fn in compute_funcs(module):
             for block in fn.regions[0].blocks:

@@ -40,8 +40,8 @@ from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
 from mlir_sym.passes._compute_common import (compute_funcs, constant_value, defining_op, erase_uncalled,
-                                               indexing_maps, library_declaration, ops_between, root_buffer,
-                                               use_owner, walk_ops)
+                                             indexing_maps, library_declaration, module_functions, ops_between,
+                                             root_buffer, use_owner, walk_ops)
 from mlir_sym.passes.gpu_library_convolutions import _unwritten_between
 from mlir_sym.passes.registry import SymPass, register
 
@@ -127,8 +127,7 @@ class GpuGemmBiasGrad(SymPass):
 
     def run(self, op: ir.Operation) -> None:
         module = op
-        decls = {f.operation.attributes["sym_name"].value: f.operation
-                 for f in module.regions[0].blocks[0].operations if f.operation.name == "func.func"}
+        decls = module_functions(module)
         replaced: set[str] = set()
         for fn in compute_funcs(module):
             for block in fn.regions[0].blocks:

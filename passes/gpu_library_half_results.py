@@ -50,9 +50,9 @@ from typing import NamedTuple
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op, erase_uncalled,
-                                               identity_layout, indexing_maps, library_declaration, root_buffer,
-                                               use_owner)
+from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, ancestor_in, compute_funcs, defining_op,
+                                             erase_uncalled, identity_layout, indexing_maps, library_declaration,
+                                             module_functions, root_buffer, use_owner)
 from mlir_sym.passes.registry import SymPass, register
 
 _REPLACING = ("__sym_einsum_init_", "__sym_matmul_init_", "__sym_batch_matmul_init_")
@@ -138,8 +138,7 @@ class GpuLibraryHalfResults(SymPass):
     def run(self, op: ir.Operation) -> None:
         module = op
         self._replaced: set[str] = set()
-        decls = {f.operation.attributes["sym_name"].value: f.operation
-                 for f in module.regions[0].blocks[0].operations if f.operation.name == "func.func"}
+        decls = module_functions(module)
         for fn in compute_funcs(module):
             for block in fn.regions[0].blocks:
                 ops = [o.operation for o in block.operations]

@@ -206,6 +206,17 @@ def test_library_einsum_sets_or_accumulates():
     torch.testing.assert_close(c, 2 * (x @ w))
 
 
+def test_descriptors_and_first_element_addresses():
+    """runtime/cuda.py `_descriptors` (the cuBLASLt calls' operands): a tensor's descriptor, and a
+    descriptor with an element offset, each with the address of its first element."""
+    from mlir_sym.runtime.cuda import Runtime, _descriptors
+
+    t = torch.zeros(3, 4, dtype=torch.bfloat16)
+    d = (1024, 1024, 5, 8, 1)
+    descs, ptrs = _descriptors((t, d), ("bfloat16", "float32"))
+    assert descs == (Runtime.desc(t), d) and ptrs == (t.data_ptr(), 1024 + 5 * 4)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_library_einsum_bgrad_through_torch(dtype):
     """Runtime.torch_einsum_bgrad (sym-gpu-gemm-bias-grad's call where cuBLASLt cannot take it): the

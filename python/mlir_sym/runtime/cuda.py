@@ -532,12 +532,7 @@ class Runtime:
         has c's type (runtime/cublas.py `BiasGemm`); else torch's path: the product in float32 (or
         c's type), the bias added, then stored into c."""
         form = _form(equation)
-        da = a if type(a) is tuple else Runtime.desc(a)
-        db = b if type(b) is tuple else Runtime.desc(b)
-        dv = bias if type(bias) is tuple else Runtime.desc(bias)
-        dc = c if type(c) is tuple else Runtime.desc(c)
-        items = tuple(_ITEM[t] for t in dtypes)
-        pa, pb, pv, pc = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dv[1] + dv[2] * items[2], dc[1] + dc[2] * items[3]
+        (da, db, dv, dc), (pa, pb, pv, pc) = _descriptors((a, b, bias, c), dtypes)
         if self._lt_gemm(cublas.LT_EPILOGUE_BIAS, equation, (dtypes[0], dtypes[1], dtypes[3], dtypes[2]), form,
                          da, db, dc, dv, pa, pb, pc, pv):
             return
@@ -554,12 +549,7 @@ class Runtime:
         into db_'s type (c's). One cuBLASLt GEMM with the `BGRADB` epilogue when the product is one
         row-major GEMM (a is its B operand then); else torch's path: the product, then the sum."""
         form = _form(equation)
-        da = a if type(a) is tuple else Runtime.desc(a)
-        db = b if type(b) is tuple else Runtime.desc(b)
-        dc = c if type(c) is tuple else Runtime.desc(c)
-        dv = db_ if type(db_) is tuple else Runtime.desc(db_)
-        items = tuple(_ITEM[t] for t in dtypes)
-        pa, pb, pc, pv = da[1] + da[2] * items[0], db[1] + db[2] * items[1], dc[1] + dc[2] * items[2], dv[1] + dv[2] * items[3]
+        (da, db, dc, dv), (pa, pb, pc, pv) = _descriptors((a, b, c, db_), dtypes)
         dv = _as_vector(dv)  # [1, N] or [N]: N contiguous elements
         if dv is None or not self._lt_gemm(cublas.LT_EPILOGUE_BGRADB, equation, dtypes, form, da, db, dc, dv, pa, pb, pc, pv):
             Runtime.torch_einsum_bgrad(equation, a, b, c, db_, dtypes)
@@ -870,6 +860,13 @@ class Runtime:
 
 
 _MATMUL_FORMS: dict[str, tuple | None] = {}
+
+
+def _descriptors(xs: tuple, dtypes: tuple) -> tuple[tuple, tuple]:
+    """The memref descriptors of tensors or descriptors `xs` (element types `dtypes`), and the
+    addresses of their first elements."""
+    descs = tuple(x if type(x) is tuple else Runtime.desc(x) for x in xs)
+    return descs, tuple(d[1] + d[2] * _ITEM[t] for d, t in zip(descs, dtypes))
 
 
 def _as_vector(d: tuple) -> tuple | None:
