@@ -15,7 +15,7 @@ Before:
     return %0 : tensor<?xf32>
   }
 After:
-  func.func @main(%x: tensor<?xf32>, %out0: memref<?xf32>) -> i32 attributes {llvm.emit_c_interface} {
+  func.func @main(%x: tensor<?xf32>, %out0: memref<?xf32>) -> i32 attributes {llvm.emit_c_interface, sym.out_params = 1 : i64} {
     %0 = linalg.generic ... -> tensor<?xf32>
     bufferization.materialize_in_destination %0 in restrict writable %out0 : (tensor<?xf32>, memref<?xf32>) -> ()
     %c0_i32 = arith.constant 0 : i32
@@ -34,6 +34,11 @@ from mlir_sym.dialects import sym
 from mlir_sym.passes.assert_elim import DIMS_ATTR, size_reader
 from mlir_sym.passes.canonicalize import declared_ranges, module_of, recorded_ranges
 from mlir_sym.passes.registry import SymPass, located_error, register
+
+
+# the number of out-params, the function's last arguments (codegen/host.py reads it: an output the
+# program fills with a fresh library result becomes that result instead of a copy of it)
+OUT_PARAMS_ATTR = "sym.out_params"
 
 
 @register
@@ -77,6 +82,7 @@ class ResultsToOutParams(SymPass):
         fn.operation.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(ftype.inputs) + memrefs, [i32]))
         fn.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        fn.operation.attributes[OUT_PARAMS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(results))
         self.bump("results-converted", len(results))
 
     def _result_dims(self, fn) -> list[list[str] | None]:

@@ -2,7 +2,7 @@
 
 // CHECK-LABEL: func.func @one_result
 // CHECK-SAME: (%arg0: tensor<?xf32>, %arg1: memref<?xf32>) -> i32
-// CHECK-SAME: llvm.emit_c_interface
+// CHECK-SAME: attributes {llvm.emit_c_interface, sym.out_params = 1 : i64}
 // CHECK: bufferization.materialize_in_destination %arg0 in restrict writable %arg1 : (tensor<?xf32>, memref<?xf32>) -> ()
 // CHECK: %[[Z:.*]] = arith.constant 0 : i32
 // CHECK: return %[[Z]] : i32
@@ -14,6 +14,7 @@ func.func @one_result(%x: tensor<?xf32>) -> tensor<?xf32> {
 // as a `sym.dims` fact where they are known expressions of the symbols (none for a static one).
 // CHECK-LABEL: func.func @keeps_arg_attrs
 // CHECK-SAME: (%arg0: tensor<?x4xf32> {sym.dims = ["s0", "4"]}, %arg1: memref<?x4xf32> {sym.dims = ["s0", "4"]}, %arg2: memref<4xf32>) -> i32
+// CHECK-SAME: sym.out_params = 2 : i64
 func.func @keeps_arg_attrs(%x: tensor<?x4xf32> {sym.dims = ["s0", "4"]}) -> (tensor<?x4xf32>, tensor<4xf32>) {
   %c = arith.constant dense<1.0> : tensor<4xf32>
   return %x, %c : tensor<?x4xf32>, tensor<4xf32>

@@ -277,3 +277,32 @@ def test_a_training_backward_reads_its_saved_weight_transposes_in_place():
     (g,) = bwd.graphs.graphs.values()
     weights = {m.up.weight.data_ptr(), m.down.weight.data_ptr()}
     assert weights <= {p for p in g.in_place if p is not None}
+
+
+def test_attention_outputs_of_one_size_survive_another_sizes_replay():
+    """A training forward's attention out and log-sum-exp are outputs on the kernel's own memory
+    (Runtime.adopt): that artifact captures each graph into a pool of its own. Two lengths' forwards
+    replayed in either order before one backward of both give eager's gradients; with one pool
+    shared, a graph captured later could hold its outputs on blocks the other graph's replay writes
+    as temporaries."""
+    from training import TinyLM, twins  # test/python (conftest.py puts it on the path)
+
+    backend.config.cuda_graphs = True
+    ref, m = twins(lambda: TinyLM(vocab=64, d=64, heads=4, layers=1).to(DEV))
+    step = torch.compile(m, backend="mlir_sym", dynamic=True)
+    g = torch.Generator().manual_seed(1)
+    data = {t: (torch.randint(0, 64, (2, t), generator=g).to(DEV), torch.randint(0, 64, (2, t), generator=g).to(DEV))
+            for t in (16, 40)}
+
+    def both(model, order):
+        sum(model(*data[t]) for t in order).backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+        return grads
+
+    for order in ((16, 40), (16, 40), (16, 40), (40, 16), (40, 16), (16, 40)):
+        for a, b in zip(both(m, order), both(ref, order)):
+            torch.testing.assert_close(a, b, atol=2e-4, rtol=2e-3)
+    (fwd,) = [a for a in backend._CACHE.values() if a.graphs is not None and a.graphs.own_pools]
+    graphs = [v for v in fwd.graphs.graphs.values() if v is not None]
+    assert len(graphs) == 2 and graphs[0].pool != graphs[1].pool and fwd.graphs.replays >= 4

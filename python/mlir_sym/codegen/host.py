@@ -22,6 +22,8 @@ from typing import Any
 
 from torch_mlir import ir
 
+from mlir_sym.passes.results_to_out_params import OUT_PARAMS_ATTR
+
 
 def _resource_blob(module: ir.Operation, name: str) -> bytes:
     """The bytes of the builtin dialect resource `name` (a `dense_resource<name>` attribute's data),
@@ -160,6 +162,8 @@ class HostCodegen:
         blocks = list(region.blocks)
         entry = blocks[0]
         args = [self._new(a) for a in entry.arguments]
+        n_out = ir.IntegerAttr(self.fn.attributes[OUT_PARAMS_ATTR]).value if OUT_PARAMS_ATTR in self.fn.attributes else 0
+        self.out_params = set(list(entry.arguments)[len(entry.arguments) - n_out:]) if n_out else set()
         # block arguments of other blocks: variables assigned by the branches into them
         for b in blocks[1:]:
             for a in b.arguments:
@@ -192,11 +196,7 @@ class HostCodegen:
         gname = ir.FlatSymbolRefAttr(op.attributes["name"]).value
         if gname in self.constants:
             return gname
-        module = self.fn.parent
-        module = module.operation if hasattr(module, "operation") else module
-        glob = next((o.operation for o in module.regions[0].blocks[0].operations
-                     if o.operation.name == "memref.global"
-                     and ir.StringAttr(o.operation.attributes["sym_name"]).value == gname), None)
+        glob = self._global(gname)
         if glob is None or "initial_value" not in glob.attributes or "constant" not in glob.attributes:
             raise HostCodegenError(f"memref.global @{gname} is not a constant with a value")
         t = ir.MemRefType(ir.TypeAttr(glob.attributes["type"]).value)
@@ -209,6 +209,8 @@ class HostCodegen:
             n *= d
         if str(attr).startswith("dense_resource<"):  # torch-mlir's literals of more than one element
             import torch
+
+            module = self._module()
 
             raw = _resource_blob(module, str(attr)[len("dense_resource<"):].split(">")[0])
             values = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ELEMENT_DTYPES[et])).tolist()
@@ -230,6 +232,40 @@ class HostCodegen:
             values = [bool(x) for x in values]
         self.constants[gname] = {"dtype": ELEMENT_DTYPES[et], "shape": list(t.shape), "values": values}
         return gname
+
+    def _module(self) -> ir.Operation:
+        module = self.fn.parent
+        return module.operation if hasattr(module, "operation") else module
+
+    def _global(self, gname: str) -> ir.Operation | None:
+        module = self._module()
+        return next((o.operation for o in module.regions[0].blocks[0].operations
+                     if o.operation.name == "memref.global"
+                     and ir.StringAttr(o.operation.attributes["sym_name"]).value == gname), None)
+
+    def _splat_source(self, copy: ir.Operation) -> str | None:
+        """The value (a Python literal) of a copy's source when it is a constant global of one value
+        repeated (bufferization's copy of a splat tensor constant into a buffer that is then written,
+        e.g. the zeros an embedding's gradient is scattered into): the copy is a fill of the
+        destination, which writes it and reads nothing."""
+        src = copy.operands[0]
+        if not isinstance(src, ir.OpResult) or src.owner.operation.name != "memref.get_global":
+            return None
+        glob = self._global(ir.FlatSymbolRefAttr(src.owner.operation.attributes["name"]).value)
+        if glob is None or "constant" not in glob.attributes or "initial_value" not in glob.attributes:
+            return None
+        attr = glob.attributes["initial_value"]
+        if not isinstance(attr, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attr).is_splat:
+            return None
+        v = ir.DenseElementsAttr(attr).get_splat_value()
+        if isinstance(v, ir.BoolAttr):
+            return "True" if ir.BoolAttr(v).value else "False"
+        if isinstance(v, ir.FloatAttr):
+            return _float_literal(ir.FloatAttr(v).value)
+        if isinstance(v, ir.IntegerAttr):
+            n = ir.IntegerAttr(v).value
+            return ("True" if n else "False") if str(v.type) == "i1" else str(n)
+        return None
 
     def _emit(self, indent: str, line: str) -> None:
         self.lines.append(indent + line)
@@ -301,6 +337,10 @@ class HostCodegen:
             self._emit(ind, f"{self._new(op.result)} = " + _MATH[name].format(*[self._ref(v) for v in ops]))
         elif name == "memref.dealloc":
             pass  # torch's allocator frees the buffer when the last reference goes
+        elif name == "memref.copy" and self._splat_source(op) is not None:
+            self._emit(ind, f"{r(1)}.fill_({self._splat_source(op)})")
+        elif name == "memref.copy" and self._adoptable(op):
+            self._emit(ind, f"rt.adopt({r(1)}, {r(0)})")
         elif name == "memref.copy":
             self._emit(ind, f"{r(1)}.copy_({r(0)})")
         elif name == "memref.subview":
@@ -314,6 +354,9 @@ class HostCodegen:
             shape = self._result_shape(op, [self._ref(v) for v in ops[1:]] if name == "memref.expand_shape" else None,
                                        src=r(0), collapse=name == "memref.collapse_shape")
             self._emit(ind, f"{self._new(op.result)} = {r(0)}.view({shape})")
+        elif name == "memref.get_global" and all(u.owner.name == "memref.copy" and u.operand_number == 0
+                                                 and self._splat_source(u.owner) is not None for u in op.result.uses):
+            pass  # only filled from (`_splat_source`): the constant never goes to the device
         elif name == "memref.get_global":
             self._emit(ind, f"{self._new(op.result)} = C_{_ident(self._constant(op))}")
         elif name == "memref.transpose":
@@ -477,6 +520,41 @@ class HostCodegen:
         self.launches += 1
         self._emit(ind, f"rt.launch(K_{_ident(kname)}, {', '.join(grid)}, {', '.join(block)}, {shm}, "
                         f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
+
+    def _adoptable(self, copy: ir.Operation) -> bool:
+        """Whether `memref.copy %src, %out` may make the output `%out` the tensor `%src` is instead of
+        copying it (`Runtime.adopt`: when their layouts agree at run time): `%out` is an out-param
+        (results-to-out-params' `sym.out_params`) that nothing else uses, `%src` a result of a library
+        call that returns fresh tensors (training attention's out and log-sum-exp, `library_sdpa`), the
+        copy is in the body of a function of one block (not under a branch), and nothing reads or
+        writes `%src`, or a value made from it (views, results of regions yielding it), after the
+        copy: the output must not change after, nor share its memory with another output."""
+        src, dst = copy.operands
+        if dst not in self.out_params or len(list(dst.uses)) != 1 or not isinstance(src, ir.OpResult):
+            return False
+        parent = copy.parent.operation if hasattr(copy.parent, "operation") else copy.parent
+        if len(self.fn.regions[0].blocks) != 1 or parent.name != "func.func":
+            return False
+        call = src.owner.operation
+        if call.name != "func.call" or not ir.FlatSymbolRefAttr(call.attributes["callee"]).value.startswith(_SDPA):
+            return False
+        aliases, todo = {src}, [src]  # src and every value made from it, over-approximated
+        while todo:
+            for use in todo.pop().uses:
+                owner = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if owner.name == "scf.yield":  # a region's result: the op's results
+                    owner = owner.parent.operation if hasattr(owner.parent, "operation") else owner.parent
+                made = owner.results
+                for res in made:
+                    if isinstance(res.type, ir.MemRefType) and res not in aliases:
+                        aliases.add(res)
+                        todo.append(res)
+        after, seen = [], False
+        for o in copy.block.operations:
+            if seen:
+                after.append(o.operation)
+            seen = seen or o.operation == copy
+        return not any(_uses_any(o, aliases) for o in after)
 
     def _result_or_buffer(self, op: ir.Operation, call: str, ind: str) -> None:
         """A library call that may give PyTorch's result as the buffer it was to write (its last
@@ -734,13 +812,16 @@ def _const_literal(op: ir.Operation) -> str:
         v = ir.IntegerAttr(attr).value
         return ("True" if v else "False") if t == "i1" else str(v)
     if isinstance(attr, ir.FloatAttr):
-        v = ir.FloatAttr(attr).value
-        if math.isnan(v):
-            return "float('nan')"
-        if math.isinf(v):
-            return "float('inf')" if v > 0 else "float('-inf')"
-        return repr(v)
+        return _float_literal(ir.FloatAttr(attr).value)
     raise HostCodegenError(f"constant {attr} cannot live on the host (dense constants must be in kernels)")
+
+
+def _float_literal(v: float) -> str:
+    if math.isnan(v):
+        return "float('nan')"
+    if math.isinf(v):
+        return "float('inf')" if v > 0 else "float('-inf')"
+    return repr(v)
 
 
 def _cast_expr(op: ir.Operation, src: str) -> str:
@@ -763,6 +844,13 @@ def _cast_expr(op: ir.Operation, src: str) -> str:
 
 def _ident(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _uses_any(op: ir.Operation, values: set) -> bool:
+    """Whether `op` or an op nested in it has an operand in `values`."""
+    if any(v in values for v in op.operands):
+        return True
+    return any(_uses_any(o.operation, values) for region in op.regions for block in region for o in block.operations)
 
 
 def _key(v: ir.Value):

@@ -419,6 +419,20 @@ class Runtime:
         return (p, p, 0, *sizes, *new_st)
 
     @staticmethod
+    def adopt(out: torch.Tensor, src: torch.Tensor) -> None:
+        """`memref.copy src, out` where `out` is an output the caller allocated and `src` a fresh
+        library result nothing touches after (codegen/host.py `_adoptable`): `out` becomes a tensor
+        on `src`'s memory (`set_`, the same tensor object, so the caller's list of outputs sees it)
+        when they are laid out alike, instead of a device copy; else the copy. Under a CUDA graph's
+        capture `src` is the graph's pool memory, which the replays rewrite and the output keeps
+        alive (runtime/cuda_graphs.py hands it out as any output buffer)."""
+        if (src.dtype == out.dtype and src.device == out.device and src.shape == out.shape
+                and all(a == b for a, b, n in zip(src.stride(), out.stride(), out.shape) if n > 1)):
+            out.set_(src.untyped_storage(), src.storage_offset(), out.shape, out.stride())
+        else:
+            out.copy_(src)
+
+    @staticmethod
     def as_desc(src: Any) -> tuple:
         """A memref.cast only kernels read: the descriptor of `src` (a tensor or a descriptor)."""
         return src if type(src) is tuple else Runtime.desc(src)

@@ -12,7 +12,11 @@ torch._foreach_copy_) and replay the graph: a few host statements a call instead
 The first call of a size runs normally.
 
 Outputs are handed out, not copied: a graph writes its outputs into buffers of its own (from torch's
-allocator, outside the pool), and a replay returns new tensors on them. A caller keeps what it got:
+allocator, outside the pool), and a replay returns new tensors on them. A host program that makes
+an output of a library call's own result (training attention's out and log-sum-exp,
+`Runtime.adopt`) leaves that output in the memory the capture allocated: such an artifact captures
+each graph into a pool of its own, as a shared pool would let a later capture place its outputs on
+blocks an earlier graph's replays still write as temporaries. A caller keeps what it got:
 a graph is replayed only when no tensor other than its own references its output buffers (the
 storages' use counts, as inductor's CUDA graph trees check theirs), so while a caller holds an
 output of the size's graph (or a view of one: `out = model(x)` in a loop holds the previous call's
@@ -94,6 +98,7 @@ class _Graph:
     spare: Any = None  # the size's second capture (a _Graph), replayed while this one's outputs are held
     ptrs: list | None = None  # the output buffers' addresses the graph writes
     follow: dict | None = None  # input index -> strides, for the graph outputs of others read in place
+    pool: Any = None  # the memory pool it was captured into
     variants: dict | None = None  # (the addresses of `follow`'s inputs) -> the graph for them
 
     def busy(self) -> bool:
@@ -128,6 +133,8 @@ class CudaGraphs:
         self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
         self.views = [k for k, o in enumerate(artifact.outputs) if o.kind == "alias"]
         self.kept: dict[tuple, int] = {}  # per size: the bytes its graphs keep (input copies, outputs)
+        # outputs on memory the host program's library calls allocate (Runtime.adopt): a pool a graph
+        self.own_pools = any("rt.adopt(" in _host_source(v) for v in artifact.variants)
         weakref.finalize(self, _forget_outputs, id(self))  # its buffers are not graph outputs any more
 
     @staticmethod
@@ -342,11 +349,15 @@ class CudaGraphs:
         # artifact shares for its temporaries: a caller may hold them while other graphs replay
         outs_pre = [torch.empty(shape, dtype=o.dtype, device=dev) for o, shape in zip(self.artifact.outputs, plan[2])
                     if o.kind == "tensor"] if self.hand_out else None
-        if self.pool is None:
-            self.pool = torch.cuda.graph_pool_handle()
+        if self.own_pools:  # its outputs stay in its pool: no other capture may take those blocks
+            pool = torch.cuda.graph_pool_handle()
+        else:
+            if self.pool is None:
+                self.pool = torch.cuda.graph_pool_handle()
+            pool = self.pool
         graph = torch.cuda.CUDAGraph()
         try:
-            with torch.cuda.graph(graph, pool=self.pool):
+            with torch.cuda.graph(graph, pool=pool):
                 outs = self.artifact._run(plan, static, outs_pre)
         except Exception as e:  # noqa: BLE001 - a host program torch cannot capture runs normally
             log.warning("mlir_sym: CUDA graph capture of %s failed for sizes %s (%s); running it normally",
@@ -360,7 +371,7 @@ class CudaGraphs:
         outs = [None if spec.kind == "alias" else o for o, spec in zip(outs, self.artifact.outputs)]
         for i in follow or ():  # no reference to another graph's output kept: it would stay "held",
             static[i] = None  # and that graph would never replay into it again
-        g = _Graph(graph, static, in_place, outs, scalars, follow=follow or None)
+        g = _Graph(graph, static, in_place, outs, scalars, follow=follow or None, pool=pool)
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
             handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
             held = [(c, _use_count(c)) for c in handles]
@@ -396,6 +407,12 @@ class CudaGraphs:
 
 
 _use_count = getattr(torch._C, "_storage_Use_Count", None)  # references to a StorageImpl (a private API)
+
+
+def _host_source(variant: Any) -> str:
+    """The generated host program of a GPU variant ("" for others)."""
+    gpu = variant.keepalive.get("gpu") if isinstance(variant.keepalive, dict) else None
+    return gpu["host_source"] if gpu else ""
 
 
 def _all_graphs(g: Any) -> list:
