@@ -294,15 +294,22 @@ def test_attention_outputs_of_one_size_survive_another_sizes_replay():
     data = {t: (torch.randint(0, 64, (2, t), generator=g).to(DEV), torch.randint(0, 64, (2, t), generator=g).to(DEV))
             for t in (16, 40)}
 
-    def both(model, order):
-        sum(model(*data[t]) for t in order).backward()
+    def both(run, model, order):
+        sum(run(*data[t]) for t in order).backward()
         grads = [p.grad.clone() for p in model.parameters()]
         model.zero_grad(set_to_none=True)
         return grads
 
     for order in ((16, 40), (16, 40), (16, 40), (40, 16), (40, 16), (16, 40)):
-        for a, b in zip(both(m, order), both(ref, order)):
+        for a, b in zip(both(step, m, order), both(ref, ref, order)):
             torch.testing.assert_close(a, b, atol=2e-4, rtol=2e-3)
-    (fwd,) = [a for a in backend._CACHE.values() if a.graphs is not None and a.graphs.own_pools]
+    from mlir_sym.runtime.cuda_graphs import _host_source
+
+    info = [(a.name, a.graphs is not None and a.graphs.own_pools, [("rt.adopt(" in _host_source(v),
+             "library_sdpa" in _host_source(v)) for v in a.variants]) for a in backend._CACHE.values()]
+    fwd = [a for a in backend._CACHE.values() if any("rt.adopt(" in _host_source(v) for v in a.variants)]
+    assert len(fwd) == 1, info
+    (fwd,) = fwd
+    assert fwd.graphs is not None and fwd.graphs.own_pools, info
     graphs = [v for v in fwd.graphs.graphs.values() if v is not None]
     assert len(graphs) == 2 and graphs[0].pool != graphs[1].pool and fwd.graphs.replays >= 4
