@@ -107,11 +107,16 @@ if os.environ.get("MLIR_SYM_FUSED_ATTENTION", "1") == "0":
 # canonicalization folds the casts back to `?`, but the users' result types stay dynamic
 # (`aten.unsqueeze` of a [4] typed [1,?]), which torch-mlir's lowerings do not take ("failed to
 # legalize unresolved target materialization from tensor<1x4xf32> to tensor<1x?xf32>": every
-# backward graph's specialized variant). Its shapes are refined again right before the lowering.
+# backward graph's specialized variant). Its shapes are refined again right before the lowering;
+# sym-torch-sort-shapes gives a sort's results the sizes that refinement leaves out, before
+# torch-mlir's lowering of sorts (to TMTensor, which comes first).
 _TO_LINALG = "func.func(convert-torch-to-linalg"
-if _TO_LINALG not in PIPELINES["torch-to-linalg"]:
-    raise RuntimeError(f"torch-mlir's backend pipeline no longer has {_TO_LINALG}")
+_TO_TMTENSOR = "func.func(convert-torch-to-tmtensor"
+for _pass in (_TO_LINALG, _TO_TMTENSOR):
+    if _pass not in PIPELINES["torch-to-linalg"]:
+        raise RuntimeError(f"torch-mlir's backend pipeline no longer has {_pass}")
 PIPELINES["torch-to-linalg-specialized"] = PIPELINES["torch-to-linalg"].replace(
+    _TO_TMTENSOR, "sym-torch-sort-shapes, " + _TO_TMTENSOR, 1).replace(
     _TO_LINALG, "torch-shape-refinement-pipeline, " + _TO_LINALG, 1)
 
 

@@ -93,6 +93,25 @@ def test_a_specialized_variant_that_does_not_lower_is_left_out(monkeypatch, capl
     assert [v.name for v in art.variants] == ["generic"]
 
 
+@pytest.mark.parametrize("device", _DEVICES)
+def test_a_sort_gets_a_specialized_variant(monkeypatch, caplog, device):
+    """torch.sort's specialized variant lowers (sym-torch-sort-shapes: torch-mlir's shape refinement
+    left the sort's results `?` while its lowering built them static, "failed to legalize unresolved
+    target materialization"), serves its sizes, and matches eager's stable sort, ties included."""
+    _fresh()
+    monkeypatch.setattr(backend.config, "specialize_hints", True)
+    h = lambda x: torch.sort(x, dim=-1, descending=True)  # noqa: E731
+    f = torch.compile(h, backend="mlir_sym", dynamic=True)
+    for n, m in ((3, 5), (4, 7), (3, 5)):
+        x = torch.randint(0, 3, (n, m), generator=torch.Generator().manual_seed(n)).float().to(device)
+        got, want = f(x), torch.sort(x, dim=-1, descending=True, stable=True)
+        torch.testing.assert_close(got.values, want.values)
+        torch.testing.assert_close(got.indices, want.indices)
+    assert "does not lower" not in caplog.text
+    (art,) = backend._CACHE.values()
+    assert len(art.variants) == 2 and [v.calls for v in art.variants] == [2, 1], art.variants
+
+
 def test_without_specialization_one_generic_variant():
     _fresh()
     f = torch.compile(_fn, backend="mlir_sym", dynamic=True)
