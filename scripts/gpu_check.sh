@@ -16,7 +16,7 @@ for what in "${@:-tests}"; do
   case $what in
     tests)
       timeout 540 python3 -m pytest -q test/gpu/test_gpu_e2e.py test/gpu/test_gpu_datadep.py test/gpu/test_gpu_masks.py \
-        test/gpu/test_gpu_gathers_and_cache.py test/gpu/test_cuda_graphs.py test/gpu/test_cublas.py test/gpu/test_attention_kernel.py test/gpu/test_training_attention_kernels.py test/gpu/test_ptx.py test/gpu/test_cubin.py test/python/test_artifact_cache.py \
+        test/gpu/test_gpu_gathers_and_cache.py test/gpu/test_cuda_graphs.py test/gpu/test_cublas.py test/gpu/test_attention_kernel.py test/gpu/test_training_attention_kernels.py test/gpu/test_ptx.py test/gpu/test_cubin.py test/gpu/test_host_outputs.py test/python/test_artifact_cache.py test/python/test_variants.py \
         test/python/test_direct_calls.py test/python/test_fast_call.py test/gpu/test_fast_call_gpu.py test/python/test_float_inputs.py test/python/test_nan_arg_reductions.py test/python/test_library_conv.py > "$out/tests.log" 2>&1
       tail -1 "$out/tests.log"; grep -E "^FAILED" "$out/tests.log" | head -20 ;;
     kernels)
