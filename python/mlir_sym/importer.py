@@ -272,6 +272,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         numerics.byte_divisions(graph)
         numerics.exact_integer_division(graph)
         numerics.python_floor_division(graph)
+        numerics.self_comparisons_as_isnan(graph)
         numerics.float_comparison_scalars(graph)  # last: the rewrites above write comparisons too
         fx_rewrites.splits_to_slices(graph)
         fx_rewrites.empty_strided_as_empty(graph)

@@ -60,6 +60,12 @@ to false (`torch.zeros(()) == 0`, `torch.ones(3) > 0`: a `where` on such a condi
 branch); a float tensor's comparison with an int compares with the int's float value instead, as
 eager converts it.
 
+`self_comparisons_as_isnan`: torch-mlir folds `aten.eq.Tensor(x, x)` to true when x's shape is static
+(any static graph, and every variant specialized to sizes), which is false for NaN: PyTorch's
+`isfinite(x)` is `(x == x) & (x.abs() != inf)`, so `torch.isfinite(nan)` was True, and `frexp(nan)`
+gave (0.75, 129). A float tensor compared with itself becomes `~isnan(x)` (`==`, `<=`, `>=`) or
+`isnan(x)` (`!=`).
+
 `reciprocal_as_division`: torch-mlir's `reciprocal` asserts that no element is zero (a runtime error
 "unimplemented: tensor with zero element"); eager gives inf. It becomes `1 / x`.
 """
@@ -436,6 +442,24 @@ def float_comparison_scalars(graph: fx.Graph) -> int:
         if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and isinstance(s, int) and not isinstance(s, bool):
             node.args = (x, float(s))
             count += 1
+    return count
+
+
+_SELF_COMPARISONS = {"aten.eq.Tensor": False, "aten.le.Tensor": False, "aten.ge.Tensor": False, "aten.ne.Tensor": True}
+
+
+def self_comparisons_as_isnan(graph: fx.Graph) -> int:
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) not in _SELF_COMPARISONS or len(node.args) != 2 \
+                or node.kwargs or node.args[0] is not node.args[1]:
+            continue
+        v = _val(node.args[0])
+        if not (isinstance(v, torch.Tensor) and v.dtype.is_floating_point):
+            continue
+        e = Emitter(graph, node)
+        nan = e(aten.isnan.default, node.args[0])
+        count += _replace(graph, node, nan if _SELF_COMPARISONS[str(node.target)] else e(aten.logical_not.default, nan))
     return count
 
 

@@ -223,3 +223,30 @@ def test_layer_norm_of_constant_rows_is_its_bias():
         torch.testing.assert_close(got[:-1], b.expand(n - 1, m), rtol=0, atol=0)
         ref = f(x.double(), w.double(), b.double())
         assert (got.double() - ref).abs().max() <= 2 * (want.double() - ref).abs().max() + 1e-6
+
+
+SELF_COMPARISONS = {
+    "isfinite": torch.isfinite,
+    "eq": lambda x: x == x,
+    "ne": lambda x: x != x,
+    "le": lambda x: x <= x,
+    "ge": lambda x: x >= x,
+    "frexp": lambda x: torch.frexp(x),
+}
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic", "specialized"])
+@pytest.mark.parametrize("name", list(SELF_COMPARISONS))
+def test_a_tensor_compared_with_itself_sees_nan(monkeypatch, name, mode):
+    """`x == x` is false for NaN: torch-mlir folded it to true whenever x's shape is static (a static
+    graph, a variant specialized to sizes), so `torch.isfinite(nan)` was True and `frexp(nan)` gave
+    (0.75, 129) (numerics.self_comparisons_as_isnan)."""
+    from mlir_sym import backend
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(backend.config, "specialize_hints", mode == "specialized")
+    fn = SELF_COMPARISONS[name]
+    x = torch.tensor([[0.0, -0.0, float("inf"), float("nan")], [1.5, -2.0, -float("inf"), float("nan")]])
+    got, want = torch.compile(fn, backend="mlir_sym", dynamic=mode != "static")(x), fn(x)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        torch.testing.assert_close(g, w, equal_nan=True)
