@@ -334,3 +334,20 @@ def test_a_view_into_another_graphs_output_is_copied(monkeypatch):
     assert gb.replays >= 6, gb.replays
     assert gb.graphs[kb].in_place[0] is None  # the view copied, the weight read in place
 
+
+
+def test_an_artifact_whose_outputs_are_library_results_takes_a_pool_a_graph():
+    """A host program that makes outputs of library results (`rt.adopt`, training attention's out
+    and log-sum-exp) leaves them in the capture's pool: its graphs take a pool each, not the
+    artifact's shared one (test/gpu/test_cuda_graphs.py runs such graphs); others share one. An
+    artifact without GPU variants (or a stand-in without any) shares."""
+    from types import SimpleNamespace
+
+    def artifact(source: str) -> SimpleNamespace:
+        gpu = {"host_source": source, "launch_sites": 4, "library_calls": 1}
+        variant = SimpleNamespace(compute=None, keepalive={"gpu": gpu})
+        return SimpleNamespace(name="fake", device="cuda", outputs=[_Out()], variants=[variant])
+
+    assert CudaGraphs(artifact("v1, v2 = rt.library_sdpa(...)\nrt.adopt(v0, v1)\n")).own_pools
+    assert not CudaGraphs(artifact("v1, v2 = rt.library_sdpa(...)\nv0.copy_(v1)\n")).own_pools
+    assert not CudaGraphs(_Artifact()).own_pools

@@ -134,7 +134,7 @@ class CudaGraphs:
         self.views = [k for k, o in enumerate(artifact.outputs) if o.kind == "alias"]
         self.kept: dict[tuple, int] = {}  # per size: the bytes its graphs keep (input copies, outputs)
         # outputs on memory the host program's library calls allocate (Runtime.adopt): a pool a graph
-        self.own_pools = any("rt.adopt(" in _host_source(v) for v in artifact.variants)
+        self.own_pools = any("rt.adopt(" in _host_source(v) for v in getattr(artifact, "variants", ()))
         weakref.finalize(self, _forget_outputs, id(self))  # its buffers are not graph outputs any more
 
     @staticmethod
@@ -411,7 +411,8 @@ _use_count = getattr(torch._C, "_storage_Use_Count", None)  # references to a St
 
 def _host_source(variant: Any) -> str:
     """The generated host program of a GPU variant ("" for others)."""
-    gpu = variant.keepalive.get("gpu") if isinstance(variant.keepalive, dict) else None
+    keepalive = getattr(variant, "keepalive", None)
+    gpu = keepalive.get("gpu") if isinstance(keepalive, dict) else None
     return gpu["host_source"] if gpu else ""
 
 
