@@ -59,7 +59,6 @@ from mlir_sym.passes import (  # noqa: F401
     torch_cumulative_extrema,
     torch_elementwise_math,
     torch_int8_scalars,
-    torch_sort_shapes,
     torch_unflatten,
     unify_sizes,
     unshare_inits,

@@ -43,7 +43,7 @@ from torch_mlir import ir
 
 from mlir_sym.passes.registry import SymPass, register
 
-_MEMREF_1D = re.compile(r"^memref<(\?|\d+)x([a-z0-9]+)>$")
+_MEMREF_1D = re.compile(r"^memref<(\?|\d+)x([a-z][a-z0-9]*)>$")  # 1-d only: memref<4x7xf32> is 2-d, not one of "7xf32"
 _CMP = re.compile(r"= arith\.(cmpf|cmpi) (\w+),")
 
 

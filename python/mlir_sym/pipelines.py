@@ -107,16 +107,18 @@ if os.environ.get("MLIR_SYM_FUSED_ATTENTION", "1") == "0":
 # canonicalization folds the casts back to `?`, but the users' result types stay dynamic
 # (`aten.unsqueeze` of a [4] typed [1,?]), which torch-mlir's lowerings do not take ("failed to
 # legalize unresolved target materialization from tensor<1x4xf32> to tensor<1x?xf32>": every
-# backward graph's specialized variant). Its shapes are refined again right before the lowering;
-# sym-torch-sort-shapes gives a sort's results the sizes that refinement leaves out, before
-# torch-mlir's lowering of sorts (to TMTensor, which comes first).
+# backward graph's specialized variant; a sort's results, which torch-mlir lowers to TMTensor
+# before the rest). Its decompositions do not take them either: `amax` of a static input became a
+# `max.dim` whose static result the function returned as `?` ("type of return operand doesn't
+# match function result type"). So the shapes are refined before torch-mlir's backend pipeline and
+# again right before the lowering to linalg.
+_EXPORT = "torchdynamo-export-to-torch-backend-pipeline"
 _TO_LINALG = "func.func(convert-torch-to-linalg"
-_TO_TMTENSOR = "func.func(convert-torch-to-tmtensor"
-for _pass in (_TO_LINALG, _TO_TMTENSOR):
+for _pass in (_EXPORT, _TO_LINALG):
     if _pass not in PIPELINES["torch-to-linalg"]:
         raise RuntimeError(f"torch-mlir's backend pipeline no longer has {_pass}")
 PIPELINES["torch-to-linalg-specialized"] = PIPELINES["torch-to-linalg"].replace(
-    _TO_TMTENSOR, "sym-torch-sort-shapes, " + _TO_TMTENSOR, 1).replace(
+    _EXPORT, "torch-shape-refinement-pipeline, " + _EXPORT, 1).replace(
     _TO_LINALG, "torch-shape-refinement-pipeline, " + _TO_LINALG, 1)
 
 
@@ -153,7 +155,7 @@ PIPELINES["gpu-emulated"] = (
 SUMMARIES = {
     "guards-to-llvm": "optimize the sym guard function and lower it to the LLVM dialect",
     "torch-to-linalg": "strip sym facts, then torch-mlir: torch dialect -> linalg on tensors",
-    "torch-to-linalg-specialized": "torch-to-linalg for a variant specialized to sizes: shapes refined before the lowering",
+    "torch-to-linalg-specialized": "torch-to-linalg for a variant specialized to sizes: shapes refined before torch-mlir's pipeline and before the lowering",
     "linalg-to-llvm": "destination passing, fusion, bufferization, deallocation, loops -> LLVM dialect (CPU)",
     "sym-lower-to-nvvm": "linalg on tensors -> parallel loops -> gpu.launch -> outlined kernels in NVVM (GPU)",
     "gpu-emulated": "the GPU mapping of sym-lower-to-nvvm run on the CPU: launches as loops -> LLVM dialect (testing)",

@@ -101,3 +101,20 @@ func.func @left_alone(%a: memref<?x?xf32>, %b: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// Left alone: a sort along dim 0 of a static 2-D buffer (a variant specialized to sizes): the
+// element type is not "7xf32" (the pass built a function of that type and failed to parse it).
+// CHECK-LABEL: func.func @static_two_d
+// CHECK:         tm_tensor.sort dimension(0) outs(%arg0 : memref<4x7xf32>)
+// CHECK-NOT:     call
+// CHECK-NOT:     func.func private
+func.func @static_two_d(%a: memref<4x7xf32>) {
+  tm_tensor.sort dimension(0) outs(%a : memref<4x7xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.cmpf ole, %x, %y : f32
+    tm_tensor.yield %0 : i1
+  }
+  return
+}
