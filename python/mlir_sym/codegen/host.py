@@ -141,6 +141,7 @@ class HostCodegen:
         self.constants: dict[str, dict] = {}
         self.descs: set = set()  # views only kernels read: memref descriptors (tuples), not tensors
         self.arena = False  # some buffer is carved from the call's arena
+        self._globals: dict[str, ir.Operation] | None = None
         self._n = 0
 
     # -- values ------------------------------------------------------------------------------
@@ -210,9 +211,7 @@ class HostCodegen:
         if str(attr).startswith("dense_resource<"):  # torch-mlir's literals of more than one element
             import torch
 
-            module = self._module()
-
-            raw = _resource_blob(module, str(attr)[len("dense_resource<"):].split(">")[0])
+            raw = _resource_blob(self._module(), str(attr)[len("dense_resource<"):].split(">")[0])
             values = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ELEMENT_DTYPES[et])).tolist()
             if len(values) != n:
                 raise HostCodegenError(f"constant @{gname}: {len(values)} values for {n} elements")
@@ -238,10 +237,22 @@ class HostCodegen:
         return module.operation if hasattr(module, "operation") else module
 
     def _global(self, gname: str) -> ir.Operation | None:
-        module = self._module()
-        return next((o.operation for o in module.regions[0].blocks[0].operations
-                     if o.operation.name == "memref.global"
-                     and ir.StringAttr(o.operation.attributes["sym_name"]).value == gname), None)
+        if self._globals is None:  # the module's memref.globals by name, listed once
+            self._globals = {ir.StringAttr(o.operation.attributes["sym_name"]).value: o.operation
+                             for o in self._module().regions[0].blocks[0].operations
+                             if o.operation.name == "memref.global"}
+        return self._globals.get(gname)
+
+    def _copy(self, op: ir.Operation, ind: str) -> None:
+        """memref.copy: a fill from a splat constant, an output made the library result it copies
+        (`_adoptable`), or a copy."""
+        dst, value = self._ref(op.operands[1]), self._splat_source(op)
+        if value is not None:  # the constant itself is never named (memref.get_global)
+            self._emit(ind, f"{dst}.fill_({value})")
+        elif self._adoptable(op):
+            self._emit(ind, f"rt.adopt({dst}, {self._ref(op.operands[0])})")
+        else:
+            self._emit(ind, f"{dst}.copy_({self._ref(op.operands[0])})")
 
     def _splat_source(self, copy: ir.Operation) -> str | None:
         """The value (a Python literal) of a copy's source when it is a constant global of one value
@@ -263,8 +274,7 @@ class HostCodegen:
         if isinstance(v, ir.FloatAttr):
             return _float_literal(ir.FloatAttr(v).value)
         if isinstance(v, ir.IntegerAttr):
-            n = ir.IntegerAttr(v).value
-            return ("True" if n else "False") if str(v.type) == "i1" else str(n)
+            return str(ir.IntegerAttr(v).value)
         return None
 
     def _emit(self, indent: str, line: str) -> None:
@@ -337,12 +347,8 @@ class HostCodegen:
             self._emit(ind, f"{self._new(op.result)} = " + _MATH[name].format(*[self._ref(v) for v in ops]))
         elif name == "memref.dealloc":
             pass  # torch's allocator frees the buffer when the last reference goes
-        elif name == "memref.copy" and self._splat_source(op) is not None:
-            self._emit(ind, f"{r(1)}.fill_({self._splat_source(op)})")
-        elif name == "memref.copy" and self._adoptable(op):
-            self._emit(ind, f"rt.adopt({r(1)}, {r(0)})")
         elif name == "memref.copy":
-            self._emit(ind, f"{r(1)}.copy_({r(0)})")
+            self._copy(op, ind)
         elif name == "memref.subview":
             self._subview(op, ind)
         elif name == "memref.expand_shape" and _key(op.result) in self.descs:
