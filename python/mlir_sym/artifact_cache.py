@@ -110,11 +110,26 @@ def key(gm: fx.GraphModule, example_inputs: Sequence[Any], shape_env, config: di
     # the compiled checks' messages name the user's lines: the same graph at other lines is another entry
     h.update(repr([node_origin(n) for n in gm.graph.nodes]).encode())
     h.update(repr(sorted(PIPELINES.items())).encode())  # MLIR_SYM_GPU_MAP_OPTIONS changes the GPU pipeline
-    h.update(f"grad={torch.is_grad_enabled()}".encode())
+    h.update(global_state().encode())
     h.update(f"causal_masks={attention.causal_masks_enabled()}".encode())
     from mlir_sym.capture import cpu_compute_pipeline  # (capture imports this module)
     h.update(f"cpu_pipeline={cpu_compute_pipeline()}".encode())  # MLIR_SYM_EMULATE_GPU: which of them runs
     return h.hexdigest()
+
+
+def global_state() -> str:
+    """The global state AOTAutograd traces under that changes the graph it makes, and that Dynamo
+    guards on (its GLOBAL_STATE guard) rather than putting in its graph: grad mode (an inference or a
+    training graph), autocast per device type (its casts are traced into the graph: a graph compiled
+    without autocast must not serve a call under it, nor one for another dtype), the default dtype
+    (factory functions without a dtype) and deterministic algorithms (decompositions such as
+    `index_put`'s)."""
+    parts = [f"grad={torch.is_grad_enabled()}", f"default_dtype={torch.get_default_dtype()}",
+             f"deterministic={torch.are_deterministic_algorithms_enabled()}"]
+    for device_type in ("cpu", "cuda"):
+        on = torch.is_autocast_enabled(device_type)
+        parts.append(f"autocast_{device_type}={torch.get_autocast_dtype(device_type) if on else 'off'}")
+    return " ".join(parts)
 
 
 class Mark:

@@ -31,9 +31,10 @@ Config (`mlir_sym.backend.config`, or environment variables):
       naming the op, instead of raising. Off by default: no silent fallbacks.
   direct_calls (MLIR_SYM_DIRECT=0 turns it off): when AOTAutograd's runtime wrapper has nothing to
       do for a graph (inference, no input mutation, no output aliasing an input or another output,
-      no subclass, RNG state or effect token, no duplicated or lifted inputs, autocast off), Dynamo
-      calls the artifact directly (grad mode off around the call, as the wrapper would): the
-      wrapper costs about as much per call as our whole artifact on small inputs.
+      no subclass, RNG state or effect token, no duplicated or lifted inputs), Dynamo calls the
+      artifact directly (grad mode off around the call, and autocast for a graph traced under it,
+      as the wrapper would): the wrapper costs about as much per call as our whole artifact on
+      small inputs.
   fast_calls (MLIR_SYM_FAST_CALL=0 turns it off): a directly called artifact is one generated
       function (runtime/fast_call.py: sizes, plan, outputs, compute, marks written out for its
       inputs and outputs), which hands a size's first call to the layers (its guards run there);
@@ -344,8 +345,6 @@ def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str
         return "effect tokens or RNG state"
     if getattr(meta, "grad_enabled_mutation", None) is not None:
         return "the graph changes grad mode"
-    if torch._C._is_any_autocast_enabled():
-        return "autocast is on"
     return None
 
 
@@ -391,20 +390,26 @@ def _input_kinds(example_inputs: Sequence[Any]) -> list[str]:
 
 def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequence[str] | None = None) -> Callable:
     """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
-    and the outputs' dynamic dims marked for the frames that consume them. Given the input kinds,
-    the artifact's generated call (runtime/fast_call.py), which falls back to this general path."""
+    autocast off when the graph was traced under it (its casts are in the graph; the host program's
+    own torch calls must not be cast again: AOTAutograd's `disable_amp`; Dynamo guards on the
+    autocast state, so every call of this graph comes under the state it was compiled in), and the
+    outputs' dynamic dims marked for the frames that consume them. Given the input kinds, the
+    artifact's generated call (runtime/fast_call.py), which falls back to this general path."""
     mark = _dynamic_dims_marker()
     set_grad = torch._C._set_grad_enabled
+    amp_off = torch._C._DisableAutocast if torch._C._is_any_autocast_enabled() else contextlib.nullcontext
 
     def call(*args: Any) -> list:
         if torch.is_grad_enabled():
             set_grad(False)
             try:
-                outs = run(list(args))
+                with amp_off():
+                    outs = run(list(args))
             finally:
                 set_grad(True)
         else:
-            outs = run(list(args))
+            with amp_off():
+                outs = run(list(args))
         for i, dims in dynamic_dims:
             if isinstance(outs[i], torch.Tensor):
                 mark(outs[i], dims)
@@ -415,7 +420,8 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequ
         why = fast_call.why_not(run.artifact, kinds)
         if why is None:
             fast = fast_call.generate(run.artifact, kinds, dynamic_dims, call, mark, stats,
-                                      lambda variant, rc: users_error(status_error(variant, rc)))
+                                      lambda variant, rc: users_error(status_error(variant, rc)),
+                                      disable_amp=amp_off is not contextlib.nullcontext)
             fast.artifact = run.artifact  # type: ignore[attr-defined]
             return fast
         log.debug("no generated call for %s: %s", getattr(run.artifact, "name", "?"), why)

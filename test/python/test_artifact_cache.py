@@ -241,3 +241,42 @@ def test_the_source_lines_are_part_of_the_key():
         assert backend.stats.compiles == 1 and backend.stats.artifact_cache_hits == 0, f.__name__
         with pytest.raises(IndexError, match=f"test_artifact_cache.py:{f.__code__.co_firstlineno + 1}"):
             cf(x, bad)
+
+
+def _gelu_product(x, w):
+    return F.gelu(x @ w), torch.ones(w.shape[1]) * x.shape[0]
+
+
+def test_autocast_and_the_default_dtype_are_part_of_the_key():
+    """A graph compiled without autocast was loaded for a call under it (Dynamo's graph is the same;
+    the casts come in with AOTAutograd's trace): the result was float32, computed in float32,
+    where eager's is bf16. The default dtype (a factory call without one) likewise."""
+    x, w = torch.randn(5, 16), torch.randn(16, 8)
+
+    def run(ctx=None, dtype=None):
+        torch._dynamo.reset()
+        backend._CACHE.clear()
+        cf = torch.compile(_gelu_product, backend="mlir_sym", dynamic=True)
+        old = torch.get_default_dtype()
+        if dtype is not None:
+            torch.set_default_dtype(dtype)
+        try:
+            if ctx is None:
+                got, want = cf(x, w), _gelu_product(x, w)
+            else:
+                with ctx:
+                    got, want = cf(x, w), _gelu_product(x, w)
+        finally:
+            torch.set_default_dtype(old)
+        assert [g.dtype for g in got] == [v.dtype for v in want]
+        torch.testing.assert_close(got, want)
+        return tuple(g.dtype for g in got)
+
+    f32, bf16, f16, f64 = torch.float32, torch.bfloat16, torch.float16, torch.float64
+    assert run() == (f32, f32)
+    assert run(torch.autocast("cpu", dtype=torch.bfloat16)) == (bf16, f32)
+    assert run(torch.autocast("cpu", dtype=torch.float16)) == (f16, f32)
+    assert run(dtype=torch.float64) == (f32, f64)
+    assert backend.stats.artifact_cache_hits == 0 and backend.stats.artifact_cache_stores == 4
+    run(torch.autocast("cpu", dtype=torch.bfloat16))  # the same state again: a hit
+    assert backend.stats.artifact_cache_hits == 1

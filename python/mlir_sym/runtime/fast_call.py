@@ -67,11 +67,28 @@ def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
     return None
 
 
+def _compute_lines(disable_amp: bool) -> list[str]:
+    """The compute's call with grad mode off when it is on (and autocast off, `disable_amp`)."""
+    lines = ["if is_grad_enabled():",
+             "    set_grad(False)",
+             "    try:",
+             "        rc = variant.compute(values)",
+             "    finally:",
+             "        set_grad(True)",
+             "else:",
+             "    rc = variant.compute(values)"]
+    if disable_amp:
+        return ["    with no_amp():"] + [" " * 8 + ln for ln in lines]
+    return [" " * 4 + ln for ln in lines]
+
+
 def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[int, set[int]]],
-             slow: Callable, mark: Callable, stats: Any, fail: Callable[[Any, int], Exception]) -> Callable:
+             slow: Callable, mark: Callable, stats: Any, fail: Callable[[Any, int], Exception],
+             disable_amp: bool = False) -> Callable:
     """The generated call of `art` (see the module doc); `slow(*args)` is the general path, `mark` how
     this torch marks an output's dynamic dims, `stats` the backend's counters (`calls`), `fail(variant,
-    status)` the exception of a failed runtime check."""
+    status)` the exception of a failed runtime check; `disable_amp`: autocast off around the compute
+    (a graph traced under autocast, as AOTAutograd's wrapper does)."""
     perms = art.input_perms or []
     args = [f"a{i}" for i in range(len(kinds))]  # as Dynamo passes them (the general path takes these)
     names = [f"p{i}" if i < len(perms) and perms[i] is not None else a for i, a in enumerate(args)]
@@ -79,7 +96,8 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
     key = f"({', '.join(reads)}{',' if len(reads) == 1 else ''})"
     ns: dict[str, Any] = {"art": art, "memo_get": art._memo.get, "slow": slow, "mark": mark, "stats": stats,
                           "empty": torch.empty, "DEV": art.device, "is_grad_enabled": torch.is_grad_enabled,
-                          "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn, "fail": fail}
+                          "set_grad": torch._C._set_grad_enabled, "derived": art.derived_fn, "fail": fail,
+                          "no_amp": torch._C._DisableAutocast}
     body = [f"def call({', '.join(args)}):"]
     body += [f"    {n} = {a}.permute({tuple(perms[i])})" for i, (a, n) in enumerate(zip(args, names)) if n != a]
     body += [f"    plan = memo_get({key})",
@@ -112,14 +130,7 @@ def generate(art: Artifact, kinds: Sequence[str], dynamic_dims: Sequence[tuple[i
              "    stats.calls += 1",
              "    art.calls += 1",
              "    variant.calls += 1",
-             "    if is_grad_enabled():",
-             "        set_grad(False)",
-             "        try:",
-             "            rc = variant.compute(values)",
-             "        finally:",
-             "            set_grad(True)",
-             "    else:",
-             "        rc = variant.compute(values)",
+             *_compute_lines(disable_amp),
              "    if rc != 0:",
              "        raise fail(variant, rc)"]
     for i, dims in dynamic_dims:
