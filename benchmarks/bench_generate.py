@@ -1,0 +1,142 @@
+"""Autoregressive decoding with a KV cache (HuggingFace `generate`, greedy): the dynamic-shape workload
+where every step has a new past length. Causal LMs from configs (4 layers, hidden 256, random
+weights), `model.forward` compiled with dynamic=True, each backend side by side in one process.
+
+Per backend and model: the first `generate` (compile included), then `--repeat` rounds of generates at
+several prompt lengths; the decode time per token is (time of N new tokens - time of 1) / (N - 1), the
+prefill time that of 1 new token (medians over the rounds); graphs compiled after the first generate
+(recompiles), and the generated tokens against eager's (sequences equal / all).
+
+    python benchmarks/bench_generate.py [--models gpt2,llama] [--dtype float32|bfloat16|amp]
+        [--backends eager,inductor,mlir_sym] [--batch 1] [--prompts 32,17,45] [--new 48] [--repeat 5]
+        [--json out.json]
+
+`--dtype amp`: float32 weights under `torch.autocast(device, bfloat16)`. A backend `inductor_ro` is
+inductor with mode="reduce-overhead" (CUDA graphs, recorded per size).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+VOCAB = 8000
+
+
+def make_model(name: str):
+    import transformers as T
+
+    torch.manual_seed(0)
+    if name == "gpt2":
+        cfg = T.GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=VOCAB, n_positions=1024)
+        model = T.GPT2LMHeadModel(cfg)
+    elif name == "llama":
+        cfg = T.LlamaConfig(num_hidden_layers=4, hidden_size=256, intermediate_size=688, num_attention_heads=4,
+                            num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=1024)
+        model = T.LlamaForCausalLM(cfg)
+    else:
+        raise SystemExit(f"unknown model {name} (gpt2, llama)")
+    model.generation_config.eos_token_id = None  # every generate makes exactly the tokens asked for
+    model.generation_config.pad_token_id = 0
+    return model.eval()
+
+
+def compiled_copy(model, backend: str):
+    import copy
+
+    m = copy.deepcopy(model)
+    if backend == "inductor_ro":
+        m.forward = torch.compile(m.forward, backend="inductor", mode="reduce-overhead", dynamic=True)
+    elif backend != "eager":
+        m.forward = torch.compile(m.forward, backend=backend, dynamic=True)
+    return m
+
+
+def main() -> list[dict]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default="gpt2,llama")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "amp"])
+    p.add_argument("--backends", default="eager,inductor,mlir_sym")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--prompts", default="32,17,45")
+    p.add_argument("--new", type=int, default=48)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--json", default="")
+    a = p.parse_args()
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    prompts = [int(v) for v in a.prompts.split(",")]
+    rows = []
+    for name in a.models.split(","):
+        base = make_model(name).to(dev)
+        if a.dtype == "bfloat16":
+            base = base.to(torch.bfloat16)
+        amp = (lambda: torch.autocast(dev, dtype=torch.bfloat16)) if a.dtype == "amp" else contextlib.nullcontext
+        g = torch.Generator().manual_seed(0)
+        ids = {L: torch.randint(0, VOCAB, (a.batch, L), generator=g).to(dev) for L in prompts}
+
+        def gen(m, L, n):
+            with torch.no_grad(), amp():
+                out = m.generate(ids[L], max_new_tokens=n, min_new_tokens=n, do_sample=False)
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            return out
+
+        eager_tokens = {L: gen(base, L, a.new).cpu() for L in prompts}
+        for be in a.backends.split(","):
+            torch._dynamo.reset()
+            from torch._dynamo.utils import counters
+
+            counters.clear()
+            m = compiled_copy(base, be)
+            t0 = time.perf_counter()
+            gen(m, prompts[0], a.new)
+            first = time.perf_counter() - t0
+            graphs_first = counters["stats"]["unique_graphs"]
+            prefill, total, equal = [], [], 0
+            for _ in range(a.repeat):
+                for L in prompts:
+                    t0 = time.perf_counter()
+                    gen(m, L, 1)
+                    t1 = time.perf_counter()
+                    out = gen(m, L, a.new)
+                    t2 = time.perf_counter()
+                    prefill.append(t1 - t0)
+                    total.append(t2 - t1)
+            for L in prompts:
+                equal += int(torch.equal(gen(m, L, a.new).cpu(), eager_tokens[L]))
+            pre, tot = statistics.median(prefill), statistics.median(total)
+            row = {"model": name, "dtype": a.dtype, "backend": be, "batch": a.batch, "new": a.new,
+                   "first_generate_s": round(first, 2), "prefill_ms": round(pre * 1e3, 2),
+                   "decode_ms_per_token": round((tot - pre) / (a.new - 1) * 1e3, 3),
+                   "generate_ms": round(tot * 1e3, 1), "graphs": counters["stats"]["unique_graphs"],
+                   "recompiles": counters["stats"]["unique_graphs"] - graphs_first,
+                   "graph_breaks": sum(counters["graph_break"].values()),
+                   "tokens_equal": f"{equal}/{len(prompts)}"}
+            if be == "mlir_sym":
+                from mlir_sym import backend as mb
+
+                row["direct_graphs"] = mb.stats.direct_graphs
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    ind = {(r["model"]): r["decode_ms_per_token"] for r in rows if r["backend"] == "inductor"}
+    print(f"\nmodel  dtype    backend      first s  prefill ms  decode ms/tok  x inductor  graphs recomp  tokens  "
+          f"(batch {a.batch}, prompts {a.prompts}, {a.new} new, {dev})")
+    for r in rows:
+        ratio = ind.get(r["model"], float("nan")) / r["decode_ms_per_token"]
+        print(f"{r['model']:6} {r['dtype']:8} {r['backend']:12} {r['first_generate_s']:7.2f} {r['prefill_ms']:11.2f} "
+              f"{r['decode_ms_per_token']:14.3f} {ratio:10.2f}x {r['graphs']:6} {r['recompiles']:6}  {r['tokens_equal']}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
