@@ -161,6 +161,44 @@ func.func @into_half_matmul_reader(%g: tensor<6x5xbf16>, %h: tensor<6x3xbf16>) -
 
 // -----
 
+// A linear layer under autocast: its weight's bf16 cast (a computed tensor) read transposed by a
+// matmul that sym-matmul-half-operands built without an `indexing_maps` attribute (the default maps,
+// which the generic form below leaves out too); it failed with "KeyError: attempt to access a
+// non-existent attribute".
+// CHECK-DAG:   #[[WT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @autocast_linear
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[WT]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%arg0, %[[W16:.*]] : tensor<?x4xbf16>, tensor<8x4xbf16>) outs(%{{.*}} : tensor<?x8xf32>)
+func.func @autocast_linear(%x: tensor<?x4xbf16>, %w: tensor<8x4xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x4xbf16>
+  %e0 = tensor.empty() : tensor<8x4xbf16>
+  %w16 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<8x4xf32>) outs(%e0 : tensor<8x4xbf16>) {
+  ^bb0(%u: f32, %o: bf16):
+    %r = arith.truncf %u : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<8x4xbf16>
+  %e1 = tensor.empty() : tensor<4x8xbf16>
+  %t = linalg.transpose ins(%w16 : tensor<8x4xbf16>) outs(%e1 : tensor<4x8xbf16>) permutation = [1, 0]
+  %e2 = tensor.empty(%n) : tensor<?x8xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %mm = "linalg.matmul"(%x, %t, %z) <{operandSegmentSizes = array<i32: 2, 1>}> ({
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %a32 = arith.extf %a : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a32, %b32 : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }) : (tensor<?x4xbf16>, tensor<4x8xbf16>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %mm : tensor<?x8xf32>
+}
+
+// -----
+
 // Left alone: a transpose of a function argument a named matmul reads (sym-gpu-library-calls folds
 // it into a transposed view), one of a result something else reads too, one of a reduction's
 // result, and one whose producer reads its output.

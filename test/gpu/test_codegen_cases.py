@@ -725,3 +725,16 @@ def test_conv1d_conv3d_and_transposed_convolutions_are_library_calls(tmp_path, m
     (c3,) = _codegen(by_name["conv3d_transposed2d"])
     assert "rt.library_conv(True, 'plain', (1, 1, 1), (1, 1, 1), (1, 1, 1), True, False, " in c3.program.source
     assert c3.program.source.count("rt.library_conv(") == 2
+
+
+def test_a_block_under_autocast_generates_gpu_code():
+    """A linear layer under autocast reads its weight's bf16 cast transposed, through the matmul
+    sym-matmul-half-operands builds (without an `indexing_maps` attribute): sym-fold-transposes
+    failed on it (GPU test_gpu_generate_autocast.py)."""
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.LayerNorm(64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        (code,) = _codegen_fn(m, (torch.randn(5, 64),))
+    assert code.program.source.count("rt.library_einsum(") == 2  # both products are library calls
