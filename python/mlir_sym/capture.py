@@ -188,18 +188,21 @@ def variant_specs(ig: ImportedGraph, specializations: Sequence[dict[str, int]], 
 
 def compile_variants(ig: ImportedGraph, name: str, specs: list[dict[str, int]],
                      compile_one: Callable[[dict[str, int]], Variant]) -> list[Variant]:
-    """`compile_one` of each spec (`variant_specs`' order). A specialized variant that does not
-    lower is left out with a warning, the generic one (the last, `{}`) serving its sizes too: it is
-    a fast path, not needed for correctness (a backward graph under MLIR_SYM_SPECIALIZE=1 does not
-    lower: `sym-specialize` makes argument types static and results stay dynamic). The generic
-    variant's failure is raised."""
+    """`compile_one` of each spec, in `variant_specs`' order (the generic variant, `{}`, last). The
+    generic variant is compiled first and its failure raised: then no specialized variant is tried
+    (a graph with a data-dependent size goes to datadep.py's count/fill phases, and a warning that
+    the generic variant serves the specialized sizes would be wrong). A specialized variant that
+    does not lower is left out with a warning, the generic one serving its sizes too: it is a fast
+    path, not needed for correctness."""
+    generic = compile_one({}) if {} in specs else None
     out = []
     for spec in specs:
+        if not spec:
+            out.append(generic)
+            continue
         try:
             out.append(compile_one(spec))
         except (UnsupportedOpError, LoweringError) as e:
-            if not spec:
-                raise
             lines = [x.strip() for x in str(e).splitlines() if x.strip()]
             log.warning("mlir_sym: graph %s: the variant specialized to %s does not lower; the generic "
                         "variant serves those sizes (%s)", name, spec, " ".join(lines[:2])[:400])

@@ -192,3 +192,27 @@ def test_explain_logs_guards_and_what_the_passes_removed(caplog):
     text = caplog.text
     assert "variant generic" in text and "range of s" in text  # each check with its origin
     assert "pipeline guards-to-llvm: sym-" in text  # the guard passes' statistics
+
+
+def test_a_data_dependent_graph_under_specialization_warns_of_nothing(monkeypatch, caplog):
+    """The generic variant is compiled first: a graph with a data-dependent size (`x[mask] @ w`, no
+    where form) fails it and goes to the count/fill phases at once. The specialized variant was tried
+    first, and its failure logged "the generic variant serves those sizes", which was not so."""
+    _fresh()
+    monkeypatch.setattr(backend.config, "specialize_hints", True)
+
+    def f(x, m, w):
+        out = x.clone()
+        out[m] = torch.relu(x[m] @ w)
+        return out
+
+    cf = torch.compile(f, backend="mlir_sym", dynamic=True)
+    w = torch.randn(4, 4)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
+        for n in (6, 9, 6):
+            x = torch.randn(n, 4)
+            m = x[:, 0] > 0
+            torch.testing.assert_close(cf(x, m, w), f(x, m, w))
+    assert not torch._dynamo.utils.counters["graph_break"]
+    assert "does not lower" not in caplog.text
+    assert backend.stats.compiles >= 1 and backend.stats.fallbacks == 0
