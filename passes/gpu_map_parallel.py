@@ -24,7 +24,9 @@ each thread at most 64 bytes of the reduced input: 16 float32 elements, 32 bf16)
 same kind of runtime check, a
 reduction issuing `reduction-vectors` (4) vector loads per thread and step. A reduction to one value
 (`x.sum()`) is split: up to 1024 blocks reduce chunks into a buffer of partials, one block combines
-them (option `split-full=0`: one block for all). A reduction over outer dims (`x.sum(0)`: the loads'
+them (option `split-full=0`: one block for all); not when its length is static and at most one
+chunk (8192 elements: the layer norm or softmax of the one row of a decode step at batch 1, whose
+unit row dims are gone), which one block reduces in one launch instead of two. A reduction over outer dims (`x.sum(0)`: the loads'
 innermost index is the output's) is two coalesced launches instead: a thread per output element
 and chunk of rows writes partials, lanes per output (up to a warp, by the number of chunks) combine
 them with shuffles, and an elementwise nest over the outputs that reads only its own output's
@@ -493,7 +495,7 @@ class GpuMapParallel(SymPass):
                 init = value
                 del self._fill_inits[k]
                 break
-        if m.parallel is None and self.split_full:
+        if m.parallel is None and self.split_full and not _one_chunk(m):
             self._split_reduction(root, m, init)
             return
         if self.columns and _column_reduction_ok(m):
@@ -1427,6 +1429,18 @@ class GpuMapParallel(SymPass):
 # A reduction to one value is split over blocks of at least SPLIT_CHUNK elements, at most SPLIT_BLOCKS.
 SPLIT_CHUNK = 8192
 SPLIT_BLOCKS = 1024
+
+
+def _one_chunk(m: "_Reduction") -> bool:
+    """Whether a reduction's length is static and at most SPLIT_CHUNK: its split would be one block
+    of partials and a second launch combining the one partial."""
+    n = 1
+    for t in m.red_trips:
+        c = _const(t)
+        if c is None:
+            return False
+        n *= c
+    return n <= SPLIT_CHUNK
 
 
 # -- helpers: sizes, rows --------------------------------------------------------------------------

@@ -1389,6 +1389,56 @@ func.func @full_sum(%x: memref<?x?xf32>, %s: memref<f32>) -> i32 {
 
 // -----
 
+// A reduction to one value of static length within one chunk (8192 elements): one block, one
+// launch (the split would be a block of partials and a launch combining its one partial). The one
+// row of a decode step at batch 1: its unit row dims are gone, and a layer norm took 5 launches.
+// Past one chunk the split stays.
+// VEC-LABEL: func.func @one_chunk_sum
+// VEC-NOT:     memref.alloc
+// VEC-COUNT-1: gpu.launch
+// VEC-NOT:     gpu.launch
+// VEC:         return
+// VEC-LABEL: func.func @two_chunks_sum
+// VEC:         memref.alloc
+// VEC-COUNT-2: gpu.launch
+// VEC-NOT:     gpu.launch
+// VEC:         return
+func.func @one_chunk_sum(%x: memref<1x8192xf32>, %s: memref<f32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8192 = arith.constant 8192 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %s[] : memref<f32>
+  scf.for %j = %c0 to %c8192 step %c1 {
+    %v = memref.load %x[%c0, %j] : memref<1x8192xf32>
+    %acc = memref.load %s[] : memref<f32>
+    %t = arith.addf %v, %acc : f32
+    memref.store %t, %s[] : memref<f32>
+  }
+  return %ok : i32
+}
+func.func @two_chunks_sum(%x: memref<2x4097xf32>, %s: memref<f32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4097 = arith.constant 4097 : index
+  %ok = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %s[] : memref<f32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    scf.for %j = %c0 to %c4097 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<2x4097xf32>
+      %acc = memref.load %s[] : memref<f32>
+      %t = arith.addf %v, %acc : f32
+      memref.store %t, %s[] : memref<f32>
+    }
+  }
+  return %ok : i32
+}
+
+// -----
+
 // Layer norm's shape: both accumulators are filled before the first reduction. Each fill folds into
 // its own reduction across the loops between them, and both results (row sum, sum of squared
 // deviations) stay in registers: no buffer, no barrier, one launch.

@@ -41,7 +41,7 @@ HOST = ("builtin.module(convert-scf-to-cf, expand-strided-metadata, lower-affine
 class Emulated:
     """The compute function of `fn` (dynamic shapes), mapped for the GPU and emulated on the CPU."""
 
-    def __init__(self, fn, example_args, to_map: str = TO_MAP) -> None:
+    def __init__(self, fn, example_args, to_map: str = TO_MAP, dynamic: bool = True) -> None:
         self.mapped_ir = ""
         self.launches = 0
 
@@ -67,7 +67,7 @@ class Emulated:
         torch._dynamo.reset()
         be = aot_autograd(fw_compiler=compiler, decompositions=_decompositions())
         with torch.no_grad():
-            torch.compile(fn, backend=be, dynamic=True)(*example_args)
+            torch.compile(fn, backend=be, dynamic=dynamic)(*example_args)
 
     def __call__(self, out_shape, *arrays: np.ndarray) -> np.ndarray:
         return self.run_outputs([np.zeros(out_shape, dtype=np.float32)], *arrays)[0]
@@ -298,6 +298,23 @@ def test_full_reduction_split_over_blocks(fn):
             a = _misaligned(x.numpy()) if misaligned else x.numpy()
             got = k((), a)
             np.testing.assert_allclose(got, fn(x).numpy(), rtol=1e-4)
+
+
+@pytest.mark.parametrize("fn,shape,launches", [
+    (_layernorm, (1, 1, 256), 3), (_softmax, (1, 1, 1, 37), 3), (_full_sum, (3, 100), 1),
+    (_full_sum, (2, 4097), 2)])
+def test_static_reductions_within_one_chunk_are_one_launch(fn, shape, launches):
+    """The one row of a decode step at batch 1 (static sizes, unit row dims folded away): each of a
+    layer norm's or softmax's reductions to one value is one block in one launch, not a block of
+    partials and a launch combining them (5 launches before); past 8192 elements the split stays."""
+    torch.manual_seed(len(shape))
+    n = shape[-1]
+    args = [torch.randn(*shape)] + ([torch.randn(n), torch.randn(n)] if fn is _layernorm else [])
+    k = Emulated(fn, args, dynamic=False)
+    assert k.launches == launches, k.mapped_ir
+    want = fn(*args)
+    got = k.run_outputs([np.zeros(tuple(want.shape), dtype=np.float32)], *(a.numpy() for a in args))[0]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
 
 
 # name: (function, launches): two per column reduction (a fill and an elementwise nest over its
