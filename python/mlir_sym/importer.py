@@ -197,6 +197,35 @@ def node_source(node: fx.Node) -> str:
     return _module_origin(node)
 
 
+def _reject_complex(graph: fx.Graph) -> None:
+    """Complex tensors are not compiled: torch-mlir lowers few complex ops, and those it takes wrongly
+    (`abs` of a complex tensor became `math.absf`; Meta Llama's rotary embedding through
+    `view_as_complex` failed in the JIT with "Failure while creating the ExecutionEngine", which
+    the eager fallback did not catch). The first node that makes or takes one, named with its line."""
+    def complex_dtype(n) -> torch.dtype | None:
+        val = n.meta.get("val") if isinstance(n, fx.Node) else None
+        for v in val if isinstance(val, (list, tuple)) else [val]:
+            if isinstance(v, torch.Tensor) and v.dtype.is_complex:
+                return v.dtype
+        return None
+
+    found = None
+    for node in graph.nodes:  # the first op making or taking one (it has a line), else an input
+        if node.op == "call_function":
+            dt = complex_dtype(node) or next(filter(None, map(complex_dtype, node.all_input_nodes)), None)
+            if dt is not None:
+                found = (f"'{node.target}'", dt, node)
+                break
+        elif node.op == "placeholder" and found is None and complex_dtype(node) is not None:
+            found = (f"input '{node.name}'", complex_dtype(node), node)
+    if found is not None:
+        what, dt, node = found
+        raise UnsupportedGraph(
+            f"complex tensors are not supported: {what} ({dt}) at {node_origin(node)}; write the "
+            f"computation on real and imaginary parts (torch.view_as_real), or set "
+            f"mlir_sym.config.fallback_to_eager = True to run such graphs eagerly")
+
+
 def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "cpu") -> ImportedGraph:
     """Import an AOTAutograd inference graph with symbolic sizes (see module docstring). `target`
     "gpu" keeps the attention nodes the fused GPU kernel serves (attention.expand_attention)."""
@@ -204,6 +233,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
     graph = fx.Graph(owning_module=gm)  # get_attr constants (e.g. the value of x[mask] = 0.0) resolve on gm
     val_map: dict[fx.Node, fx.Node] = {}
     graph.output(graph.graph_copy(gm.graph, val_map))
+    _reject_complex(graph)
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     input_perms = fx_rewrites.permuted_inputs(graph, shape_env)  # first: sizes are read from the views
 

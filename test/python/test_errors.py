@@ -91,6 +91,33 @@ def test_fallback_to_eager_runs_graph_and_warns(mlir_sym_logs):
     assert "eagerly" in text and "aten.index_reduce" in text and f"line {_line_of(index_reduce_fn, 'y.index_reduce(')}" in text
 
 
+def complex_rotary(x, freqs):
+    """Meta Llama's rotary embedding: pairs of features as complex numbers times unit phases."""
+    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * freqs).flatten(-2).type_as(x)
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_complex_tensors_are_refused_by_name_and_line(fallback, monkeypatch):
+    """The JIT failed on this with "Failure while creating the ExecutionEngine", a RuntimeError that
+    the eager fallback did not catch (and `(x * x).abs()` of a complex tensor failed verifying
+    `math.absf`): the first op making a complex tensor is named, with its line, and the fallback
+    runs such graphs eagerly."""
+    monkeypatch.setattr(backend.config, "fallback_to_eager", fallback)
+    x, freqs = torch.randn(2, 5, 8), torch.polar(torch.ones(5, 4), torch.randn(5, 4))
+    compiled = torch.compile(complex_rotary, backend="mlir_sym", dynamic=True)
+    if fallback:
+        torch.testing.assert_close(compiled(x, freqs), complex_rotary(x, freqs))
+        assert backend.stats.fallbacks == 1
+        return
+    with pytest.raises(Exception) as info:
+        compiled(x, freqs)
+    msg = str(info.value)
+    assert "complex tensors are not supported: 'aten.view_as_complex" in msg, msg
+    assert f'{os.path.basename(__file__)}", line {_line_of(complex_rotary, "torch.view_as_complex(")}' in msg, msg
+    assert "fallback_to_eager" in msg
+
+
 def test_fallback_is_off_by_default():
     assert backend.Config().fallback_to_eager is False or os.environ.get("MLIR_SYM_FALLBACK") == "1"
 
