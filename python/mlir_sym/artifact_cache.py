@@ -120,15 +120,17 @@ def key(gm: fx.GraphModule, example_inputs: Sequence[Any], shape_env, config: di
 def global_state() -> str:
     """The global state AOTAutograd traces under that changes the graph it makes, and that Dynamo
     guards on (its GLOBAL_STATE guard) rather than putting in its graph: grad mode (an inference or a
-    training graph), autocast per device type (its casts are traced into the graph: a graph compiled
-    without autocast must not serve a call under it, nor one for another dtype), the default dtype
+    training graph), autocast per device type and its dtype (its casts are traced into the graph: a
+    graph compiled without autocast must not serve a call under it, nor one for another dtype), the default dtype
     (factory functions without a dtype) and deterministic algorithms (decompositions such as
     `index_put`'s)."""
     parts = [f"grad={torch.is_grad_enabled()}", f"default_dtype={torch.get_default_dtype()}",
              f"deterministic={torch.are_deterministic_algorithms_enabled()}"]
     for device_type in ("cpu", "cuda"):
-        on = torch.is_autocast_enabled(device_type)
-        parts.append(f"autocast_{device_type}={torch.get_autocast_dtype(device_type) if on else 'off'}")
+        # the dtype even when autocast is off: `torch.autocast("cpu")` inside the function, without a
+        # dtype, takes the global one (torch.set_autocast_dtype) when AOTAutograd traces it
+        parts.append(f"autocast_{device_type}={torch.is_autocast_enabled(device_type)}:"
+                     f"{torch.get_autocast_dtype(device_type)}")
     return " ".join(parts)
 
 

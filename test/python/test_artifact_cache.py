@@ -280,3 +280,29 @@ def test_autocast_and_the_default_dtype_are_part_of_the_key():
     assert backend.stats.artifact_cache_hits == 0 and backend.stats.artifact_cache_stores == 4
     run(torch.autocast("cpu", dtype=torch.bfloat16))  # the same state again: a hit
     assert backend.stats.artifact_cache_hits == 1
+
+
+def _autocast_inside(x, w):
+    with torch.autocast("cpu"):  # no dtype: the global one, torch.set_autocast_dtype's
+        return x @ w
+
+
+def test_the_autocast_dtype_is_part_of_the_key_when_autocast_is_off():
+    """Autocast entered inside the function without a dtype takes the global autocast dtype when
+    AOTAutograd traces it; Dynamo's graph is the same for every dtype (found by a review: a bf16
+    artifact served a float16 call)."""
+    x, w = torch.randn(5, 16), torch.randn(16, 8)
+    old = torch.get_autocast_dtype("cpu")
+    seen = []
+    try:
+        for dt in (torch.bfloat16, torch.float16, torch.bfloat16):
+            torch._dynamo.reset()
+            backend._CACHE.clear()
+            torch.set_autocast_dtype("cpu", dt)
+            got, want = torch.compile(_autocast_inside, backend="mlir_sym", dynamic=True)(x, w), _autocast_inside(x, w)
+            assert got.dtype == want.dtype == dt
+            torch.testing.assert_close(got, want)
+            seen.append((backend.stats.artifact_cache_stores, backend.stats.artifact_cache_hits))
+    finally:
+        torch.set_autocast_dtype("cpu", old)
+    assert seen == [(1, 0), (2, 0), (2, 1)]
