@@ -11,7 +11,7 @@ graphs compiled after the first generate (recompiles), and the generated tokens 
 
     python benchmarks/bench_generate.py [--models gpt2,llama] [--dtype float32|bfloat16|amp]
         [--backends eager,inductor,mlir_sym] [--batch 1] [--prompts 32,17,45] [--new 48] [--repeat 5]
-        [--json out.json]
+        [--passes 2] [--warm] [--profile 16] [--json out.json]
 
 `--dtype amp`: float32 weights under `torch.autocast(device, bfloat16)`. A backend `inductor_ro` is
 inductor with mode="reduce-overhead" (CUDA graphs, recorded per size); `mlir_sym_nographs` is ours
@@ -81,6 +81,8 @@ def main() -> list[dict]:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--passes", type=int, default=1)
     p.add_argument("--warm", action="store_true", help="keep MLIR_SYM_CACHE_DIR (first generate loads artifacts)")
+    p.add_argument("--profile", type=int, default=0,
+                   help="after the rounds, torch.profiler over a generate of this many tokens: top GPU and host ops")
     p.add_argument("--json", default="")
     a = p.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -134,6 +136,17 @@ def main() -> list[dict]:
                     decode.append(((t2 - t1) - (t1 - t0)) / (a.new - 1))  # this round and length's
             for L in prompts:
                 equal += int(torch.equal(gen(m, L, a.new).cpu(), eager_tokens[L]))
+            if a.profile:
+                from torch.profiler import ProfilerActivity, profile
+
+                acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+                with profile(activities=acts) as prof:
+                    gen(m, prompts[0], a.profile)
+                avg = prof.key_averages()
+                print(f"## {name} {be}: a generate of {a.profile} tokens", flush=True)
+                if dev == "cuda":
+                    print(avg.table(sort_by="cuda_time_total", row_limit=12, max_name_column_width=60))
+                print(avg.table(sort_by="self_cpu_time_total", row_limit=12, max_name_column_width=60), flush=True)
             pre, tot = statistics.median(prefill), statistics.median(total)
             per_token = statistics.median(decode)
             row = {"model": name, "dtype": a.dtype, "backend": be, "pass": pass_no, "batch": a.batch, "new": a.new,
