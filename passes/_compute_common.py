@@ -11,6 +11,15 @@ from torch_mlir.dialects import memref as memref_d
 from mlir_sym.dialects import sym
 
 
+# The indexing maps of a named contraction (what it means without an `indexing_maps` attribute, and
+# the only maps a library call takes): A[m, k] * B[k, n] -> C[m, n], batched with a leading dim.
+NAMED_CONTRACTION_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
+                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
+}
+
+
 def compute_funcs(module_op: ir.Operation) -> list:
     """The module's compute functions: defined `func.func`s without the guard-function attribute."""
     return [f for f in module_op.regions[0].blocks[0].operations

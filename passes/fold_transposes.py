@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from mlir_sym.passes._compute_common import clone_remapped, defining_op, new_generic, ops_named
+from mlir_sym.passes._compute_common import NAMED_CONTRACTION_MAPS, clone_remapped, defining_op, new_generic, ops_named
 from mlir_sym.passes.registry import SymPass, register
 
 
@@ -45,18 +45,11 @@ def _user(u) -> ir.Operation:
     return u.owner.operation if hasattr(u.owner, "operation") else u.owner
 
 
-# The maps of a named contraction that has no `indexing_maps` attribute (the default, which it
-# prints without): a bf16 linear under autocast reads its weight's cast, a computed tensor, transposed
-_DEFAULT_MAPS = {
-    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
-    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
-                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
-}
-
-
 def _maps(g: ir.Operation) -> list[ir.AffineMap]:
-    if "indexing_maps" not in g.attributes and g.name in _DEFAULT_MAPS:
-        return [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in _DEFAULT_MAPS[g.name]]
+    if "indexing_maps" not in g.attributes and g.name in NAMED_CONTRACTION_MAPS:
+        # the default maps: sym-matmul-half-operands builds its bf16 products without the attribute
+        # (a linear layer under autocast reads its weight's bf16 cast transposed)
+        return [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in NAMED_CONTRACTION_MAPS[g.name]]
     return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 

@@ -50,17 +50,13 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import func as func_d
 
-from mlir_sym.passes._compute_common import MEMREF_VIEW_OPS, constant_value, defining_op, root_buffer, transpose_view
+from mlir_sym.passes._compute_common import (MEMREF_VIEW_OPS, NAMED_CONTRACTION_MAPS, constant_value, defining_op,
+                                              root_buffer, transpose_view)
 from mlir_sym.passes.registry import SymPass, register
 from mlir_sym.passes.scatter_to_parallel import scatter_combiner
 
 _LIBRARY_OPS = {"linalg.matmul": "matmul", "linalg.batch_matmul": "batch_matmul"}
 _LIBRARY_ELEMENTS = {"f32", "f64", "f16", "bf16"}
-_DEFAULT_MAPS = {
-    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
-    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
-                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
-}
 
 
 @register
@@ -101,7 +97,7 @@ class GpuLibraryCalls(SymPass):
             return False
         if "indexing_maps" in o.attributes:
             maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(o.attributes["indexing_maps"])]
-            if maps != _DEFAULT_MAPS[o.name]:
+            if maps != NAMED_CONTRACTION_MAPS[o.name]:
                 return False
         if not _three_memrefs(o):
             return False

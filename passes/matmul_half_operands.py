@@ -24,7 +24,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from mlir_sym.passes._compute_common import defining_op, ops_named
-from mlir_sym.passes.gpu_library_calls import _DEFAULT_MAPS
+from mlir_sym.passes._compute_common import NAMED_CONTRACTION_MAPS
 from mlir_sym.passes.registry import SymPass, register
 
 _MATMULS = ("linalg.matmul", "linalg.batch_matmul")
@@ -63,7 +63,7 @@ class MatmulHalfOperands(SymPass):
                     or str(mm.results[0].type.element_type) != "f32":
                 continue
             if "indexing_maps" in mm.attributes and [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(
-                    mm.attributes["indexing_maps"])] != _DEFAULT_MAPS[mm.name]:
+                    mm.attributes["indexing_maps"])] != NAMED_CONTRACTION_MAPS[mm.name]:
                 continue  # transposed operands: left as they are
             a, b = _extended(mm.operands[0]), _extended(mm.operands[1])
             if a is None or b is None or str(a.type.element_type) != str(b.type.element_type):
