@@ -789,6 +789,23 @@ def op_aliases(graph: fx.Graph) -> int:
     return count
 
 
+def device_puts_within(graph: fx.Graph, device_type: str) -> int:
+    """`prims.device_put(x, d)` (`x.to(d)`) where `d` is the device the graph computes on is `x`:
+    the compute has one device, and a tensor the graph makes on another (HF's static cache makes a
+    CPU counter and moves it, `self.cumulative_length.to(self.device)`; torch-mlir's import reads every
+    tensor as the graph's own) is made there, and CPU scalar inputs are moved there by the runtime.
+    A move to another device (`.cpu()` on the GPU path) stays, refused by name."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is torch.ops.prims.device_put.default:
+            dev = node.args[1] if len(node.args) > 1 else node.kwargs.get("device")
+            if torch.device(dev).type == device_type:
+                node.replace_all_uses_with(node.args[0])
+                graph.erase_node(node)
+                count += 1
+    return count
+
+
 _COMMUTATIVE = {"aten.add.Tensor", "aten.mul.Tensor"}
 
 

@@ -290,6 +290,7 @@ def import_graph(gm: fx.GraphModule, *, func_name: str = "main", target: str = "
         attention.expand_attention(graph, keep_fused=target == "gpu" and attention_fused_on_gpu())
         attention.expand_attention_training(graph, keep=target == "gpu")
         fx_rewrites.op_aliases(graph)
+        fx_rewrites.device_puts_within(graph, "cuda" if target == "gpu" else "cpu")
         fx_rewrites.sym_sums_as_adds(graph)
         fx_rewrites.scalar_first_operands(graph)
         fx_rewrites.var_mean_in_float(graph, corrected=target != "gpu")

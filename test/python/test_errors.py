@@ -477,6 +477,43 @@ def test_mixed_devices():
         compiled(torch.randn(3), torch.randn(3, device="meta"))
 
 
+def device_put_fn(x):
+    return torch.ops.prims.device_put(x * 2, torch.device("cpu")) + 1  # x.to(d) as AOTAutograd records it
+
+
+def test_a_move_to_the_compute_device_is_the_tensor():
+    """`prims.device_put` to the device the graph computes on (HF's static cache moves a counter it
+    made on the CPU: `self.cumulative_length.to(self.device)`) is the tensor itself; it failed as an
+    unsupported op."""
+    compiled = torch.compile(device_put_fn, backend="mlir_sym", dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), device_put_fn(x))
+    assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
+
+
+def test_a_move_to_another_device_is_refused_by_name():
+    """On the GPU path, a move to the CPU (an output eager gives on the CPU) stays, refused with
+    its op and line: the compute has one device."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    from mlir_sym.backend import _decompositions
+    from mlir_sym.capture import UnsupportedOpError, check_supported
+    from mlir_sym.importer import import_graph
+
+    def compiler(gm, _):
+        check_supported(import_graph(gm, target="gpu"))
+        return gm
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions())
+    with pytest.raises(Exception) as info:
+        torch.compile(device_put_fn, backend=be, dynamic=True)(torch.randn(4))
+    assert isinstance(info.value.__cause__ or info.value, UnsupportedOpError) or "UnsupportedOpError" in str(info.value)
+    assert "unsupported op 'torch.prims.device_put'" in str(info.value)
+    assert f"line {_line_of(device_put_fn, 'device_put(x * 2')}" in str(info.value)
+
+
 def test_unsupported_device():
     compiled = torch.compile(lambda x: x * 2, backend="mlir_sym", dynamic=True)
     with pytest.raises(Exception, match="device 'meta' is not supported"):
