@@ -82,7 +82,7 @@ from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
 from torch._functorch.aot_autograd import make_boxed_func
 
-from mlir_sym import artifact_cache, attention, datadep, float_inputs, timing
+from mlir_sym import artifact_cache, attention, datadep, float_inputs, mutations, timing
 from mlir_sym.capture import UnsupportedOpError, compile_graph, cpu_compute_pipeline
 from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import PIPELINES, LoweringError
@@ -121,6 +121,10 @@ class Config:
     cuda_graphs: bool = field(default_factory=enabled_from_env)
     cuda_graph_min_launches: int = field(default_factory=min_launches_from_env)
     cuda_graph_max_bytes: int = field(default_factory=max_bytes_from_env)
+    # Input mutations of inference graphs (a static KV cache's index_copy_, a counter's add_) in the
+    # compiled code, written into the input where they overwrite part of it (mutations.py), instead of
+    # a new value AOTAutograd's wrapper copies back; MLIR_SYM_INPLACE_MUTATIONS=0 leaves them to it.
+    inplace_mutations: bool = field(default_factory=lambda: os.environ.get("MLIR_SYM_INPLACE_MUTATIONS", "1") == "1")
 
 
 config = Config()
@@ -143,11 +147,14 @@ class Stats:
     floats_in_graph: int = 0  # float inputs specialized in Dynamo's graph instead of a restart
     attention_ops: int = 0  # scaled_dot_product_attention calls traced as mlir_sym::attention
     attention_grad_ops: int = 0  # differentiated ones traced as mlir_sym::attention_forward
+    mutations_in_place: int = 0  # input mutations a call found written in the input (mutations.py)
+    mutations_copied: int = 0  # and those it copied into the input
 
     def reset(self) -> None:
         self.compiles = self.cache_hits = self.fallbacks = self.guard_misses = self.calls = 0
         self.direct_graphs = self.artifact_cache_hits = self.artifact_cache_stores = self.artifact_cache_restarts = 0
         self.early_restarts = self.floats_in_graph = self.attention_ops = self.attention_grad_ops = 0
+        self.mutations_in_place = self.mutations_copied = 0
 
 
 stats = Stats()
@@ -208,7 +215,9 @@ def _decompositions() -> dict:
     return {**get_decomposition_table(), **DECOMPOSITIONS}
 
 
-def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any], into: dict[int, int] | None = None) -> Callable:
+    """The runner of `gm`'s artifact (compiled, or this process's for the same graph); `into`: the
+    outputs the compute writes into inputs (mutations.written_into)."""
     key = graph_key(gm)
     art = _CACHE.get(key)
     if art is not None:
@@ -227,6 +236,8 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable
             return make_boxed_func(gm)
         stats.compiles += 1
         _CACHE[key] = art
+    if into and isinstance(art, Artifact):  # not a count/fill artifact's fill: the copy serves those
+        art.into = dict(into)
     return _runner(art, gm)
 
 
@@ -351,7 +362,10 @@ def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str
 def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sink: list, n_dynamo_inputs: int) -> Callable:
     """The inference compiler: as _compile_aten, and records in `sink` the runner Dynamo may call
     directly (see Config.direct_calls) when the runtime wrapper would do nothing."""
-    run = _compile_aten(gm, example_inputs)
+    muts = mutations.split(gm) if config.inplace_mutations else []
+    run = _compile_aten(gm, example_inputs, mutations.written_into(muts))
+    if muts:  # AOTAutograd's wrapper no longer copies these: the compiled call must (and drop them)
+        return mutations.with_mutations(run, muts, stats)
     ctx = torch._guards.TracingContext.try_get()
     meta = getattr(ctx, "fw_metadata", None)
     why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
@@ -491,7 +505,7 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         bw_compiler=_compile_aten,
         inference_compiler=functools.partial(_compile_inference, sink=sink, n_dynamo_inputs=len(example_inputs)),
         decompositions=_decompositions(),
-        keep_inference_input_mutations=False,
+        keep_inference_input_mutations=config.inplace_mutations,
     )
     specialized = set(TensorifyState.force_specializations)
     try:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from mlir_sym.mutations import take
 from mlir_sym.runtime.cpu import ComputeCall, ScalarCall
 
 log = logging.getLogger("mlir_sym.runtime")
@@ -95,6 +96,9 @@ class Artifact:
         # per input, the dim order it is permuted by before anything reads it (a transposed weight
         # passed as the contiguous tensor it views: importer.ImportedGraph.input_perms), or None
         self.input_perms: list[tuple[int, ...] | None] | None = None
+        # output index -> input index: the output is a new value of that input (an input mutation,
+        # mutations.py) that the compute may write into the input's own memory, passed as its buffer
+        self.into: dict[int, int] = {}
 
     @property
     def generic(self) -> Variant:
@@ -174,7 +178,10 @@ class Artifact:
         given = iter(out_buffers) if out_buffers is not None else None
         for o, shape in zip(self.outputs, shapes):
             if o.kind == "tensor":
-                t = torch.empty(shape, dtype=o.dtype, device=self.device) if given is None else next(given)
+                t = next(given) if given is not None else \
+                    take(args, len(results), self.into, shape, o.dtype, self.device) if self.into else None
+                if t is None:
+                    t = torch.empty(shape, dtype=o.dtype, device=self.device)
                 outs.append(t)
                 results.append(t)
             elif o.kind == "sym":

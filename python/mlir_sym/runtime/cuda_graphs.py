@@ -69,6 +69,8 @@ from typing import Any, Sequence
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
+from mlir_sym.mutations import take
+
 log = logging.getLogger("mlir_sym.runtime")
 
 PAYBACK = 4.0  # a large size is graphed when its host time is this many times its copies' device time
@@ -314,10 +316,12 @@ class CudaGraphs:
         return None
 
     def _output_bytes(self, plan: tuple) -> int:
-        """The bytes of the tensor outputs of a call with this plan (their shapes are the plan's)."""
+        """The bytes of the tensor outputs of a call with this plan (their shapes are the plan's), but
+        input mutations written in place (into the input: its bytes are the input's)."""
         total = 0
-        for o, shape in zip(self.artifact.outputs, plan[2]):
-            if o.kind == "tensor" and shape is not None:
+        into = getattr(self.artifact, "into", None) or {}
+        for k, (o, shape) in enumerate(zip(self.artifact.outputs, plan[2])):
+            if o.kind == "tensor" and shape is not None and k not in into:
                 n = 1
                 for d in shape:
                     n *= int(d)
@@ -347,8 +351,16 @@ class CudaGraphs:
                   a.to(dev) if a.device.type != self.device_type else a.clone() for a, p in zip(args, in_place)]
         # the outputs' buffers come from torch's allocator, outside the pool that every graph of the
         # artifact shares for its temporaries: a caller may hold them while other graphs replay
-        outs_pre = [torch.empty(shape, dtype=o.dtype, device=dev) for o, shape in zip(self.artifact.outputs, plan[2])
-                    if o.kind == "tensor"] if self.hand_out else None
+        # an input mutation written in place (Artifact.into) writes the graph's input: the caller's
+        # tensor read in place, or the graph's own copy (copied to the caller after each replay)
+        into = getattr(self.artifact, "into", None) or {}
+        outs_pre = None
+        if self.hand_out:
+            outs_pre = []
+            for k, (o, shape) in enumerate(zip(self.artifact.outputs, plan[2])):
+                if o.kind == "tensor":
+                    t = take(static, k, into, shape, o.dtype, dev) if into else None
+                    outs_pre.append(t if t is not None else torch.empty(shape, dtype=o.dtype, device=dev))
         if self.own_pools:  # its outputs stay in its pool: no other capture may take those blocks
             pool = torch.cuda.graph_pool_handle()
         else:
@@ -372,8 +384,12 @@ class CudaGraphs:
         for i in follow or ():  # no reference to another graph's output kept: it would stay "held",
             static[i] = None  # and that graph would never replay into it again
         g = _Graph(graph, static, in_place, outs, scalars, follow=follow or None, pool=pool)
+        # outputs that are the graph's inputs (mutations written in place): not buffers of its own
+        written = {k for k, i in into.items() if isinstance(outs[k], torch.Tensor) and isinstance(static[i], torch.Tensor)
+                   and outs[k].data_ptr() == static[i].data_ptr()}
+        own = [o for k, o in enumerate(outs) if isinstance(o, torch.Tensor) and k not in written]
         if self.hand_out and all(o is p for o, p in zip([o for o in outs if isinstance(o, torch.Tensor)], outs_pre)):
-            handles = [o.untyped_storage()._cdata for o in outs if isinstance(o, torch.Tensor)]
+            handles = [o.untyped_storage()._cdata for o in own]
             held = [(c, _use_count(c)) for c in handles]
             # the count of a storage only its own tensor references: a higher one now would be a
             # reference we do not know of, and taking it as "nobody holds it" could let a replay
@@ -383,16 +399,15 @@ class CudaGraphs:
             if all(base == alone for _, base in held):
                 g.held = held
                 g.ptrs = [o.data_ptr() for o in outs if isinstance(o, torch.Tensor)]
-                for o in outs:
-                    if isinstance(o, torch.Tensor):
-                        _GRAPH_OUTPUTS[o.data_ptr()] = (o.untyped_storage().nbytes(), id(self))
+                for o in own:
+                    _GRAPH_OUTPUTS[o.data_ptr()] = (o.untyped_storage().nbytes(), id(self))
             else:
                 log.info("mlir_sym: outputs of the CUDA graph of %s for sizes %s are referenced elsewhere; "
                          "copying them out", self.artifact.name, key)
         if not spare:
             self.graphs[key] = g
         self.kept[key] = self.kept.get(key, 0) + sum(_nbytes(t) for t, p in zip(static, in_place) if p is None) \
-            + sum(_nbytes(o) for o in outs if isinstance(o, torch.Tensor))
+            + sum(_nbytes(o) for o in own)
         self.captures += 1
         log.info("mlir_sym: captured a CUDA graph of %s for sizes %s%s; %d inputs read in place (%d of them "
                  "another graph's outputs), %d bytes copied a call", self.artifact.name, key,

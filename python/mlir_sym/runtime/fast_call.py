@@ -51,6 +51,8 @@ def why_not(art: Artifact, kinds: Sequence[str]) -> str | None:
         return "no per-call plan as data"
     if art.graphs is not None:
         return "CUDA graphs (runtime/cuda_graphs.py) decide its calls"
+    if getattr(art, "into", None):
+        return "input mutations written in place (mutations.py)"
     if any(k not in ("tensor", "int") for k in kinds):
         return f"an input that is neither a tensor nor an int ({kinds})"
     device = torch.device(art.device).type if art.device is not None else "cpu"

@@ -1,0 +1,184 @@
+"""Input mutations of inference graphs, written into the caller's tensors by the compiled code.
+
+AOTAutograd traces a graph that mutates an input (`cache.index_copy_(2, pos, k)` in HuggingFace's
+static KV cache, `self.counter.add_(1)`, a BatchNorm's running stats) functionally: the new value is
+computed as a fresh tensor. With `keep_inference_input_mutations` (on: `config.inplace_mutations`)
+the graph ends with `aten.copy_(input, new_value)`; without it, the graph returns the new value and
+AOTAutograd's runtime wrapper copies it into the input after the call. Either way a new value of
+the whole input is materialized and then copied: for a static cache, two full passes over every
+layer's cache per token where one row changed.
+
+`split(gm)` takes the `copy_` nodes out of the graph (which then has value semantics throughout,
+as every later stage expects) and returns each as a `Mutation`: the new value is appended to the
+graph's outputs. `with_mutations(run, ...)` wraps the compiled call: after it, each new value that
+is not already in its input's memory is copied there, and the appended outputs are dropped.
+
+Written in place: where the new value overwrites part of the input and reads nothing else of it
+(index_copy / index_put / slice_scatter / select_scatter / scatter of the input, which is read by
+that op alone), the artifact passes the input itself as that output's buffer (`Artifact.into`), so
+the compute writes it there: a copy of the input onto itself (elementwise, each element read before
+it is written by the same thread) and the scatter. Such ops are idempotent: a value recomputed from
+the already-written input (a fused consumer) is the same. Other mutations (`x.add_(1)`: recomputed
+from the written input it would be added twice) get a fresh buffer and the copy.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+log = logging.getLogger("mlir_sym.backend")
+
+# ops whose result is their first operand with some elements overwritten from other operands
+_OVERWRITES = {
+    torch.ops.aten.index_copy.default, torch.ops.aten.slice_scatter.default,
+    torch.ops.aten.select_scatter.default, torch.ops.aten.scatter.src, torch.ops.aten.scatter.value,
+}
+
+
+@dataclass(frozen=True)
+class Mutation:
+    input: int  # the graph input (placeholder position) the value is copied into
+    output: int  # the graph output that holds the new value
+    in_place: bool  # the compute may write the new value into the input's own memory
+
+
+def _flat(node: fx.Node) -> list:
+    out: list = []
+    fx.node.map_arg((node.args, node.kwargs), out.append)
+    return out
+
+
+def _overwrites(val: fx.Node, ph: fx.Node, copy: fx.Node) -> bool:
+    """`val` is an overwrite of `ph` (see the module doc) that nothing else of the graph reads `ph` beside."""
+    if val.op != "call_function" or not val.args or val.args[0] is not ph:
+        return False
+    if val.target is torch.ops.aten.index_put.default:
+        accumulate = val.args[3] if len(val.args) > 3 else val.kwargs.get("accumulate", False)
+        if accumulate:
+            return False
+    elif val.target not in _OVERWRITES:
+        return False
+    if sum(a is ph for a in _flat(val)) != 1:  # ph also as the source: read while written
+        return False
+    if set(ph.users) != {val, copy}:
+        return False
+    pv, vv = ph.meta.get("val"), val.meta.get("val")
+    return (isinstance(pv, torch.Tensor) and isinstance(vv, torch.Tensor) and pv.dtype == vv.dtype
+            and pv.shape == vv.shape)
+
+
+_FULL = 1 << 62  # a slice's end at least this: to the end (functionalization writes INT64_MAX)
+
+
+def _sizes(n: Any) -> tuple | None:
+    v = n.meta.get("val") if isinstance(n, fx.Node) else None
+    return (tuple(str(d) for d in v.shape), v.dtype) if isinstance(v, torch.Tensor) else None
+
+
+def _full(args: tuple, dim_at: int) -> bool:
+    """Whether slice arguments from `dim_at` (dim, start, end, step) cover the whole dim."""
+    rest = list(args[dim_at + 1:]) + [None] * 3
+    start, end, step = rest[0], rest[1], rest[2]
+    return start in (None, 0) and (end is None or (isinstance(end, int) and end >= _FULL)) and step in (None, 1)
+
+
+def _identities(graph: fx.Graph) -> None:
+    """What functionalization writes around an in-place update, made plain: a slice of a whole dim
+    is its input, a slice_scatter of a whole dim is its source, `aten.copy(dst, src)` of a source of
+    dst's sizes and dtype is the source (it reads only dst's sizes): `x[:, pos] = k` is then an
+    index_put of `x` itself, `x[:, 1:3] = v` a slice_scatter of `x` itself."""
+    for n in list(graph.nodes):
+        if n.op != "call_function" or n.kwargs:
+            continue
+        new = None
+        if n.target is torch.ops.aten.slice.Tensor and _full(n.args, 1):
+            new = n.args[0]
+        elif n.target is torch.ops.aten.slice_scatter.default and _full(n.args, 2) and _sizes(n.args[1]) == _sizes(n):
+            new = n.args[1]
+        elif n.target is torch.ops.aten.copy.default and _sizes(n.args[1]) is not None and _sizes(n.args[1]) == _sizes(n):
+            new = n.args[1]
+        if new is not None:
+            n.replace_all_uses_with(new)
+            graph.erase_node(n)
+    for n in reversed(list(graph.nodes)):  # views left without readers
+        if n.op == "call_function" and not n.users and n.target in (torch.ops.aten.slice.Tensor, torch.ops.aten.select.int):
+            graph.erase_node(n)
+
+
+def split(gm: fx.GraphModule) -> list[Mutation]:
+    """Take `gm`'s input-mutating `copy_(placeholder, value)` nodes out; each value becomes a trailing
+    output. Returns the mutations (none: `gm` unchanged)."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    index = {p: i for i, p in enumerate(placeholders)}
+    copies = [n for n in graph.nodes if n.op == "call_function" and n.target is torch.ops.aten.copy_.default
+              and isinstance(n.args[0], fx.Node) and n.args[0] in index]
+    if not copies:
+        return []
+    _identities(graph)
+    out = next(n for n in graph.nodes if n.op == "output")
+    taken = []
+    for c in copies:
+        ph, val = c.args[0], c.args[1]
+        in_place = isinstance(val, fx.Node) and _overwrites(val, ph, c)
+        c.replace_all_uses_with(val)  # an output that is the mutated input (AOTAutograd remakes it as one)
+        taken.append((index[ph], val, in_place))
+        graph.erase_node(c)
+    results = list(out.args[0]) if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
+    mutations = [Mutation(i, len(results) + n, in_place) for n, (i, _, in_place) in enumerate(taken)]
+    out.args = (tuple(results + [val for _, val, _ in taken]),)
+    graph.lint()
+    gm.recompile()
+    log.debug("input mutations: %s", mutations)
+    return mutations
+
+
+def with_mutations(run: Callable, mutations: Sequence[Mutation], stats: Any = None) -> Callable:
+    """`run` (boxed: a list of inputs -> the list of outputs) with each mutation's value copied into
+    its input unless it is there already, and the mutation outputs dropped; `stats` counts both
+    (`mutations_in_place`, `mutations_copied`)."""
+    if not mutations:
+        return run
+    drop = {m.output for m in mutations}
+    pairs = [(m.input, m.output) for m in mutations]
+
+    def call(args: list) -> list:
+        outs = run(args)
+        for i, k in pairs:
+            a, v = args[i], outs[k]
+            if v.data_ptr() != a.data_ptr() or v.stride() != a.stride() or v.shape != a.shape:
+                a.copy_(v)
+                if stats is not None:
+                    stats.mutations_copied += 1
+            elif stats is not None:
+                stats.mutations_in_place += 1
+        return [o for k, o in enumerate(outs) if k not in drop]
+
+    call._boxed_call = True  # type: ignore[attr-defined]
+    for attr in ("artifact",):
+        if hasattr(run, attr):
+            setattr(call, attr, getattr(run, attr))
+    return call
+
+
+def written_into(mutations: Sequence[Mutation]) -> dict[int, int]:
+    """Output index -> input index of the mutations the compute writes in place (`Artifact.into`)."""
+    return {m.output: m.input for m in mutations if m.in_place}
+
+
+def take(args: Sequence[Any], k: int, into: dict[int, int], shape: tuple, dtype: torch.dtype,
+         device: Any) -> torch.Tensor | None:
+    """The caller's input that output `k` is written into, when it can be its buffer as it is
+    (contiguous, of the output's dtype, sizes and device), else None (a fresh buffer and the copy)."""
+    i = into.get(k)
+    if i is None:
+        return None
+    a = args[i]
+    if (isinstance(a, torch.Tensor) and a.dtype == dtype and tuple(a.shape) == tuple(shape)
+            and a.is_contiguous() and (device is None or a.device == torch.device(device))):
+        return a
+    return None

@@ -1,0 +1,167 @@
+"""Input mutations of inference graphs (mutations.py): the compiled code writes a mutated input's new
+value, in place where it overwrites part of the input (a static KV cache's `index_copy_`, a slice
+assignment), else copied in after the call; each against eager (outputs and the mutated inputs), at
+several sizes with one compilation, on the CPU path and the GPU mapping emulated on the CPU.
+
+    pytest -q test/python/test_mutations.py
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from mlir_sym import backend
+
+
+@pytest.fixture(params=["cpu", "gpu-emulated"])
+def path(request, monkeypatch):
+    if request.param == "gpu-emulated":
+        monkeypatch.setenv("MLIR_SYM_EMULATE_GPU", "1")
+    return request.param
+
+
+def cache_update(cache, pos, k, q):
+    """A static cache's step: write k at positions pos, attend over the cache."""
+    cache.index_copy_(1, pos, k)
+    return (q @ cache.transpose(1, 2)).softmax(-1) @ cache
+
+
+def slice_update(buf, x):
+    buf[:, 1:3] = x * 2
+    return buf.sum(1)
+
+
+def counter_update(count, x):
+    count.add_(x.shape[0])  # elementwise: recomputed from the written input it would add twice
+    return x * count
+
+
+def read_then_overwrite(cache, pos, k):
+    before = cache.sum()  # the old value, read besides the overwrite
+    cache.index_copy_(1, pos, k)
+    return cache.sum() - before
+
+
+def cache_args(n: int, t: int = 3):
+    torch.manual_seed(n)
+    cache = torch.randn(2, n, 8)
+    pos = torch.randperm(n)[:t].sort().values
+    return [cache, pos, torch.randn(2, t, 8), torch.randn(2, 1, 8)]
+
+
+def _check(fn, make, sizes, in_place: int, copied: int):
+    """Each size's outputs and mutated inputs against eager's; one compilation; the mutations counted
+    as written in place / copied over all calls."""
+    compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
+    for n in sizes:
+        args = make(n)
+        mine = [a.clone() for a in args]
+        want = fn(*args)
+        with torch.no_grad():
+            got = compiled(*mine)
+        torch.testing.assert_close(got, want)
+        for a, m in zip(args, mine):
+            torch.testing.assert_close(m, a)  # the inputs mutated as eager mutates them
+    assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
+    assert (backend.stats.mutations_in_place, backend.stats.mutations_copied) == (in_place, copied)
+
+
+def test_a_cache_written_at_positions_is_written_in_place(path):
+    _check(cache_update, cache_args, (5, 9, 16), in_place=3, copied=0)
+
+
+def test_a_slice_assignment_is_written_in_place(path):
+    """`buf[:, 1:3] = v` is functionalized as slices of `buf` feeding `aten.copy` and two nested
+    slice_scatters, one of them of the whole of `buf`: made plain, a slice_scatter of `buf`."""
+    _check(slice_update, lambda n: [torch.randn(n, 4), torch.randn(n, 2)], (3, 7), in_place=2, copied=0)
+
+
+def index_put_update(cache, pos, k):
+    cache[:, pos] = k  # index_put_, as HF's static cache does where index_copy_ is missing
+    return cache.mean(1)
+
+
+def test_an_index_assignment_is_written_in_place(path):
+    _check(index_put_update, lambda n: cache_args(n)[:3], (5, 9), in_place=2, copied=0)
+
+
+def test_an_elementwise_update_is_copied_in(path):
+    _check(counter_update, lambda n: [torch.tensor([1.5]), torch.randn(n)], (3, 6), in_place=0, copied=2)
+
+
+def test_an_input_read_besides_its_overwrite_is_copied_in(path):
+    _check(read_then_overwrite, lambda n: cache_args(n)[:3], (5, 9), in_place=0, copied=2)
+
+
+def test_a_mutated_input_not_contiguous_is_copied_in():
+    """The cache is a transposed view: the compute reads a contiguous copy and writes a fresh buffer,
+    copied into the view."""
+    def make(n):
+        cache, pos, k, q = cache_args(n)
+        return [cache.transpose(0, 1).contiguous().transpose(0, 1), pos, k, q]
+
+    _check(cache_update, make, (5, 9), in_place=0, copied=2)
+
+
+def test_without_inplace_mutations_aotautograd_copies(monkeypatch):
+    """MLIR_SYM_INPLACE_MUTATIONS=0: AOTAutograd's wrapper copies the new value in, as before."""
+    monkeypatch.setattr(backend.config, "inplace_mutations", False)
+    _check(cache_update, cache_args, (5, 9), in_place=0, copied=0)
+
+
+def test_split_takes_the_copies_out():
+    """The aten graph's `copy_(input, value)` nodes become trailing outputs, in place where the value
+    overwrites the input and nothing else reads it."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    from mlir_sym import mutations
+    from mlir_sym.backend import _decompositions
+
+    seen, examples = [], []
+
+    def compiler(gm, example_inputs):
+        examples.append(example_inputs)
+        seen.append(mutations.split(gm))
+        assert not any(n.target is torch.ops.aten.copy_.default for n in gm.graph.nodes)
+
+        def run(args):
+            outs = gm(*args)
+            return mutations.with_mutations(lambda a: list(outs), seen[-1])(args)
+
+        return make_boxed_func(lambda *a: run(list(a)))
+
+    def both(cache, pos, k, q, count):
+        count.add_(1)
+        return cache_update(cache, pos, k, q)
+
+    torch._dynamo.reset()
+    be = aot_autograd(fw_compiler=compiler, inference_compiler=compiler, decompositions=_decompositions(),
+                      keep_inference_input_mutations=True)
+    args = cache_args(6) + [torch.zeros(1)]
+    mine = [a.clone() for a in args]
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(both, backend=be, dynamic=True)(*mine), both(*args))
+    torch.testing.assert_close(mine[0], args[0])
+    torch.testing.assert_close(mine[4], args[4])
+    (muts,) = seen
+    (cache,) = [m for m in muts if m.in_place]  # the cache; the counter's add is copied
+    assert [m.in_place for m in muts].count(False) == 1
+    assert tuple(examples[0][cache.input].shape) == (2, 6, 8)
+
+
+def test_batch_norm_running_stats_in_training_mode(path):
+    """A BatchNorm in training mode under no_grad updates its running stats and batch count (buffers
+    AOTAutograd lifts to inputs): computed by the graph, copied in (elementwise updates)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU()).train()
+    mine = torch.nn.Sequential(*[m for m in __import__("copy").deepcopy(model)])
+    compiled = torch.compile(mine, backend="mlir_sym", dynamic=True)
+    with torch.no_grad():
+        for n in (5, 9, 7):
+            x = torch.randn(2, 3, n, n)
+            torch.testing.assert_close(compiled(x), model(x))
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), msg=name)
+    assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
+    assert backend.stats.mutations_copied == 9 and backend.stats.mutations_in_place == 0
