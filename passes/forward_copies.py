@@ -10,7 +10,8 @@ writes into): on the GPU one `copy_` per call from the host program. When, in on
   memref.copy %a, %b                %b not used before it, %a not used after it
 
 the copy is redundant (every use of %a is a plain access: linalg / tm_tensor ops, loads, stores,
-dims, copies; a view, a yield or a call could alias it): %b takes %a's place (its alloc moves to %a's, whose sizes it must be able
+dims, copies, or a view whose uses are, transitively, all before the copy; a yield or a call could
+alias it): %b takes %a's place (its alloc moves to %a's, whose sizes it must be able
 to use; an argument is available everywhere), every use of %a becomes a use of %b, and %a's alloc and
 the copy go. Types must match exactly (identity layouts).
 
@@ -147,6 +148,10 @@ class ForwardCopies(SymPass):
                 continue
             if reshape is not None and user == reshape:
                 continue
+            if user.name in _VIEWS:  # a view of %a (a cache expanded for grouped-query attention):
+                if all(_accessed_before(u, block, pos, at) for r in user.results for u in r.uses):
+                    continue  # read or written through only before the copy: it becomes a view of %b
+                return False
             top = ancestor_in(user, block)
             if top is None or pos[top] >= at:
                 return False  # read or written after the copy

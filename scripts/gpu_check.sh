@@ -18,7 +18,7 @@ for what in "${@:-tests}"; do
     tests|tests1|tests2)
       # two halves, each under the device's 10-minute limit a command: `tests` runs both
       part1="test/gpu/test_gpu_e2e.py test/gpu/test_gpu_datadep.py test/gpu/test_gpu_masks.py test/gpu/test_gpu_gathers_and_cache.py"
-      part2="test/gpu/test_cuda_graphs.py test/gpu/test_cublas.py test/gpu/test_attention_kernel.py test/gpu/test_training_attention_kernels.py test/gpu/test_ptx.py test/gpu/test_cubin.py test/gpu/test_host_outputs.py test/gpu/test_gpu_generate_autocast.py test/python/test_artifact_cache.py test/python/test_variants.py test/python/test_direct_calls.py test/python/test_fast_call.py test/gpu/test_fast_call_gpu.py test/python/test_float_inputs.py test/python/test_nan_arg_reductions.py test/python/test_library_conv.py test/python/test_autocast.py"
+      part2="test/gpu/test_cuda_graphs.py test/gpu/test_cublas.py test/gpu/test_attention_kernel.py test/gpu/test_training_attention_kernels.py test/gpu/test_ptx.py test/gpu/test_cubin.py test/gpu/test_host_outputs.py test/gpu/test_gpu_generate_autocast.py test/gpu/test_gpu_mutations.py test/python/test_mutations.py test/python/test_artifact_cache.py test/python/test_variants.py test/python/test_direct_calls.py test/python/test_fast_call.py test/gpu/test_fast_call_gpu.py test/python/test_float_inputs.py test/python/test_nan_arg_reductions.py test/python/test_library_conv.py test/python/test_autocast.py"
       case $what in tests) parts="1 2" ;; tests1) parts=1 ;; tests2) parts=2 ;; esac
       for k in $parts; do
         files=part$k

@@ -177,3 +177,45 @@ func.func @copy_from_a_cast_of_another(%in: memref<?x64xf32>, %out: memref<?x?xf
   memref.copy %c, %out : memref<?x?xf32> to memref<?x?xf32>
   return %ok : i32
 }
+
+// -----
+
+// A temporary read through views before the copy into the out-param (a static cache written at
+// positions, expanded for grouped-query attention, then copied into the output the runtime makes
+// the cache itself, mutations.py): the views read the out-param, whose init is the input's copy.
+// CHECK-LABEL: func.func @forwarded_through_views
+// CHECK-SAME:    (%[[IN:.*]]: memref<2x?xf32>, %[[OUT:.*]]: memref<2x?xf32>, %{{.*}}: memref<2x1x?xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.copy %[[IN]], %[[OUT]]
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : memref<2x?xf32>)
+// CHECK-NEXT:    %[[V:.*]] = memref.expand_shape %[[OUT]]
+// CHECK-NEXT:    linalg.copy ins(%[[V]] : memref<2x1x?xf32>)
+// CHECK-NEXT:    return
+func.func @forwarded_through_views(%in: memref<2x?xf32>, %out: memref<2x?xf32>, %r: memref<2x1x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %n = memref.dim %in, %c1 : memref<2x?xf32>
+  %a = memref.alloc(%n) : memref<2x?xf32>
+  memref.copy %in, %a : memref<2x?xf32> to memref<2x?xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<2x?xf32>)
+  %v = memref.expand_shape %a [[0, 1], [2]] output_shape [2, 1, %n] : memref<2x?xf32> into memref<2x1x?xf32>
+  linalg.copy ins(%v : memref<2x1x?xf32>) outs(%r : memref<2x1x?xf32>)
+  memref.copy %a, %out : memref<2x?xf32> to memref<2x?xf32>
+  return
+}
+
+// -----
+
+// Kept: a view of the temporary is read after the copy.
+// CHECK-LABEL: func.func @kept_view_read_after
+// CHECK:         memref.copy %{{.*}}, %arg1
+func.func @kept_view_read_after(%in: memref<2x?xf32>, %out: memref<2x?xf32>, %r: memref<2x1x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %in, %c1 : memref<2x?xf32>
+  %a = memref.alloc(%n) : memref<2x?xf32>
+  memref.copy %in, %a : memref<2x?xf32> to memref<2x?xf32>
+  %v = memref.expand_shape %a [[0, 1], [2]] output_shape [2, 1, %n] : memref<2x?xf32> into memref<2x1x?xf32>
+  memref.copy %a, %out : memref<2x?xf32> to memref<2x?xf32>
+  linalg.copy ins(%v : memref<2x1x?xf32>) outs(%r : memref<2x1x?xf32>)
+  return
+}
