@@ -39,7 +39,7 @@ def test_a_cache_is_written_in_place(fn, graphs, monkeypatch):
     compiled = torch.compile(fn, backend="mlir_sym", dynamic=True)
     caches = {}
     for step, n in enumerate([5, 9, 5, 5, 5, 9, 9]):
-        args = _on(cache_args(n + 100 * step)[:nargs])
+        args = _on(cache_args(n, seed=n + 100 * step)[:nargs])
         args[0] = caches.setdefault(n, (args[0], args[0].clone()))  # (eager's, ours)
         want_cache, mine_cache = args[0]
         want = fn(want_cache, *args[1:])

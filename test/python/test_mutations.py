@@ -42,8 +42,9 @@ def read_then_overwrite(cache, pos, k):
     return cache.sum() - before
 
 
-def cache_args(n: int, t: int = 3):
-    torch.manual_seed(n)
+def cache_args(n: int, t: int = 3, seed: int | None = None):
+    """A cache of length n, t positions in it, t new rows and a query."""
+    torch.manual_seed(n if seed is None else seed)
     cache = torch.randn(2, n, 8)
     pos = torch.randperm(n)[:t].sort().values
     return [cache, pos, torch.randn(2, t, 8), torch.randn(2, 1, 8)]
