@@ -15,7 +15,11 @@ graphs compiled after the first generate (recompiles), and the generated tokens 
 
 `--cache static`: HF's static cache (`cache_implementation="static"`, the setup HF recommends for
 torch.compile): the cache is preallocated at its largest length and written in place (an input
-mutation), so every decode step has the same sizes and one CUDA graph serves them.
+mutation), so every decode step has the same sizes and one CUDA graph serves them. Every row passes
+`disable_compile=True`: on CUDA with a static cache HF otherwise compiles `__call__` itself (inductor,
+mode="reduce-overhead", static shapes), which traces into the backend's compiled forward and serves
+the decode steps of every row, eager's included. The backend `hf_compile` is that compile (what HF
+users get by default).
 
 `--dtype amp`: float32 weights under `torch.autocast(device, bfloat16)`. A backend `inductor_ro` is
 inductor with mode="reduce-overhead" (CUDA graphs, recorded per size); `mlir_sym_nographs` is ours
@@ -72,7 +76,7 @@ def compiled_copy(model, backend: str):
         m.forward = torch.compile(m.forward, backend="mlir_sym", dynamic=True)
     elif backend == "inductor_ro":
         m.forward = torch.compile(m.forward, backend="inductor", mode="reduce-overhead", dynamic=True)
-    elif backend != "eager":
+    elif backend not in ("eager", "hf_compile"):
         m.forward = torch.compile(m.forward, backend=backend, dynamic=True)
     return m
 
@@ -101,6 +105,9 @@ def main() -> list[dict]:
     from mlir_sym import backend as mb
 
     cuda_graphs_default = mb.config.cuda_graphs
+    # HF compiles `__call__` itself (inductor, mode reduce-overhead) on CUDA with a static cache unless
+    # `disable_compile`: that compile would trace into ours and serve the decode steps of every row
+    # (eager's too); the backend `hf_compile` is HF's own compile, as HF users get it by default
     cache = {"cache_implementation": "static"} if a.cache == "static" else {}
     for name in a.models.split(","):
         base = make_model(name).to(dev)
@@ -110,9 +117,10 @@ def main() -> list[dict]:
         g = torch.Generator().manual_seed(0)
         ids = {L: torch.randint(0, VOCAB, (a.batch, L), generator=g).to(dev) for L in prompts}
 
-        def gen(m, L, n):
+        def gen(m, L, n, be="eager"):
             with torch.no_grad(), amp():
-                out = m.generate(ids[L], max_new_tokens=n, min_new_tokens=n, do_sample=False, **cache)
+                out = m.generate(ids[L], max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                                 disable_compile=be != "hf_compile", **cache)
             if dev == "cuda":
                 torch.cuda.synchronize()
             return out
@@ -133,7 +141,7 @@ def main() -> list[dict]:
             m = compiled_copy(base, be)
             t0 = time.perf_counter()
             try:
-                gen(m, prompts[0], a.new)
+                gen(m, prompts[0], a.new, be)
             except Exception as e:  # a backend that fails (inductor_ro on some setups) is a row, not the end
                 import traceback
 
@@ -149,21 +157,21 @@ def main() -> list[dict]:
             for _ in range(a.repeat):
                 for L in prompts:
                     t0 = time.perf_counter()
-                    gen(m, L, 1)
+                    gen(m, L, 1, be)
                     t1 = time.perf_counter()
-                    gen(m, L, a.new)
+                    gen(m, L, a.new, be)
                     t2 = time.perf_counter()
                     prefill.append(t1 - t0)
                     total.append(t2 - t1)
                     decode.append(((t2 - t1) - (t1 - t0)) / (a.new - 1))  # this round and length's
             for L in prompts:
-                equal += int(torch.equal(gen(m, L, a.new).cpu(), eager_tokens[L]))
+                equal += int(torch.equal(gen(m, L, a.new, be).cpu(), eager_tokens[L]))
             if a.profile:
                 from torch.profiler import ProfilerActivity, profile
 
                 acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
                 with profile(activities=acts) as prof:
-                    gen(m, prompts[0], a.profile)
+                    gen(m, prompts[0], a.profile, be)
                 avg = prof.key_averages()
                 print(f"## {name} {be}: a generate of {a.profile} tokens", flush=True)
                 if dev == "cuda":

@@ -39,7 +39,9 @@ def generate_rounds(model, be: str | None, device: str = "cpu", new: int = 8, ct
     """The tokens of each round's generate, and the graphs Dynamo made (`be` None: eager). `cache`
     "static": HF's static cache (preallocated at the generate's largest length, written in place
     with `index_copy_`, its counter made on the CPU and moved to the device)."""
-    kw = {"cache_implementation": "static"} if cache == "static" else {}
+    # disable_compile: on CUDA with a static cache, HF compiles `__call__` itself (inductor) unless told
+    # not to, and that compile, tracing into ours, would serve the decode steps (and the eager baseline)
+    kw = {"cache_implementation": "static", "disable_compile": True} if cache == "static" else {}
     m = copy.deepcopy(model)
     if be is not None:
         torch._dynamo.reset()
