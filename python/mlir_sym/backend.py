@@ -359,13 +359,26 @@ def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str
     return None
 
 
+def _compile_mutating(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+    """_compile_aten for a graph that may mutate inputs (keep_inference_input_mutations, which also
+    keeps a training forward's mutations of inputs without grad in its graph, BatchNorm's running
+    stats): the mutations taken out (mutations.py) and done by the returned call, which AOTAutograd's
+    wrapper then leaves alone."""
+    muts = mutations.split(gm) if config.inplace_mutations else []
+    run = _compile_aten(gm, example_inputs, mutations.written_into(muts))
+    if not muts:
+        return run
+    run = mutations.with_mutations(run, muts, stats)
+    run.mutations = muts  # type: ignore[attr-defined]
+    return run
+
+
 def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sink: list, n_dynamo_inputs: int) -> Callable:
     """The inference compiler: as _compile_aten, and records in `sink` the runner Dynamo may call
     directly (see Config.direct_calls) when the runtime wrapper would do nothing."""
-    muts = mutations.split(gm) if config.inplace_mutations else []
-    run = _compile_aten(gm, example_inputs, mutations.written_into(muts))
-    if muts:  # AOTAutograd's wrapper no longer copies these: the compiled call must (and drop them)
-        return mutations.with_mutations(run, muts, stats)
+    run = _compile_mutating(gm, example_inputs)
+    if getattr(run, "mutations", None):
+        return run
     ctx = torch._guards.TracingContext.try_get()
     meta = getattr(ctx, "fw_metadata", None)
     why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
@@ -501,8 +514,8 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
     sink: list = []
     lifted = any(True for _ in gm.parameters()) or any(True for _ in gm.buffers())  # AOTAutograd prepends them
     backend = aot_autograd(
-        fw_compiler=_compile_aten,
-        bw_compiler=_compile_aten,
+        fw_compiler=_compile_mutating,
+        bw_compiler=_compile_mutating,
         inference_compiler=functools.partial(_compile_inference, sink=sink, n_dynamo_inputs=len(example_inputs)),
         decompositions=_decompositions(),
         keep_inference_input_mutations=config.inplace_mutations,

@@ -166,3 +166,25 @@ def test_batch_norm_running_stats_in_training_mode(path):
                 torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), msg=name)
     assert backend.stats.compiles == 1 and backend.stats.fallbacks == 0
     assert backend.stats.mutations_copied == 9 and backend.stats.mutations_in_place == 0
+
+
+def test_batch_norm_in_a_training_step(path):
+    """Training with grad: AOTAutograd keeps the running stats' updates (inputs without grad) in the
+    forward graph too, which the forward compiler takes out as for inference (its import failed on
+    `aten.copy_` before); the loss, the gradients and the running stats as eager's."""
+    import copy
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU()).train()
+    mine = copy.deepcopy(model)
+    compiled = torch.compile(mine, backend="mlir_sym", dynamic=True)
+    for n in (5, 9):
+        x = torch.randn(2, 3, n, n)
+        want, got = model(x).sum(), compiled(x).sum()
+        want.backward()
+        got.backward()
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(mine[0].weight.grad, model[0].weight.grad, rtol=1e-4, atol=1e-4)
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), msg=name)
+    assert backend.stats.fallbacks == 0 and backend.stats.mutations_copied == 6
