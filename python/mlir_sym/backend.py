@@ -217,8 +217,9 @@ def _decompositions() -> dict:
 
 def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any], into: dict[int, int] | None = None) -> Callable:
     """The runner of `gm`'s artifact (compiled, or this process's for the same graph); `into`: the
-    outputs the compute writes into inputs (mutations.written_into)."""
-    key = graph_key(gm)
+    outputs the compute writes into inputs (mutations.written_into), part of the key: the same graph
+    without a mutation (`y = c.index_copy(...)`, returned) must not write into its input."""
+    key = graph_key(gm) + (f"|into={sorted(into.items())}" if into else "")
     art = _CACHE.get(key)
     if art is not None:
         stats.cache_hits += 1
@@ -237,7 +238,8 @@ def _compile_aten(gm: fx.GraphModule, example_inputs: Sequence[Any], into: dict[
         stats.compiles += 1
         _CACHE[key] = art
     if into and isinstance(art, Artifact):  # not a count/fill artifact's fill: the copy serves those
-        art.into = dict(into)
+        perms = art.input_perms or []  # an input read permuted: the compute's view of it is not its memory
+        art.into = {k: i for k, i in into.items() if i >= len(perms) or perms[i] is None}
     return _runner(art, gm)
 
 

@@ -794,15 +794,27 @@ def device_puts_within(graph: fx.Graph, device_type: str) -> int:
     the compute has one device, and a tensor the graph makes on another (HF's static cache makes a
     CPU counter and moves it, `self.cumulative_length.to(self.device)`; torch-mlir's import reads every
     tensor as the graph's own) is made there, and CPU scalar inputs are moved there by the runtime.
-    A move to another device (`.cpu()` on the GPU path) stays, refused by name."""
+    Where the moved tensor is an output it becomes a clone that keeps the move's metadata (the output
+    is made on `d`, not on the device `x` was made on). A move to another device (`.cpu()` on the GPU
+    path, another GPU's index than the inputs') stays, refused by name."""
+    indices = {v.device.index for n in graph.nodes if n.op == "placeholder"
+               for v in [n.meta.get("val")] if isinstance(v, torch.Tensor) and v.device.type == device_type}
     count = 0
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is torch.ops.prims.device_put.default:
-            dev = node.args[1] if len(node.args) > 1 else node.kwargs.get("device")
-            if torch.device(dev).type == device_type:
-                node.replace_all_uses_with(node.args[0])
-                graph.erase_node(node)
-                count += 1
+            dev = torch.device(node.args[1] if len(node.args) > 1 else node.kwargs.get("device"))
+            if dev.type != device_type or (dev.index is not None and indices and indices != {dev.index}):
+                continue
+            src = node.args[0]
+            for user in list(node.users):
+                if user.op == "output":
+                    with graph.inserting_before(node):
+                        clone = graph.call_function(torch.ops.aten.clone.default, (src,))
+                    clone.meta = dict(node.meta)
+                    user.replace_input_with(node, clone)
+            node.replace_all_uses_with(src)
+            graph.erase_node(node)
+            count += 1
     return count
 
 

@@ -86,6 +86,14 @@ def _full(args: tuple, dim_at: int) -> bool:
     return start in (None, 0) and (end is None or (isinstance(end, int) and end >= _FULL)) and step in (None, 1)
 
 
+def _aliases(n: Any) -> bool:
+    """Whether node `n`'s value may share memory with an input: a placeholder or a view op's result."""
+    if not isinstance(n, fx.Node) or n.op == "placeholder":
+        return True
+    t = n.target
+    return not isinstance(t, torch._ops.OpOverload) or any(r.alias_info is not None for r in t._schema.returns)
+
+
 def _identities(graph: fx.Graph) -> None:
     """What functionalization writes around an in-place update, made plain: a slice of a whole dim
     is its input, a slice_scatter of a whole dim is its source, `aten.copy(dst, src)` of a source of
@@ -99,7 +107,8 @@ def _identities(graph: fx.Graph) -> None:
             new = n.args[0]
         elif n.target is torch.ops.aten.slice_scatter.default and _full(n.args, 2) and _sizes(n.args[1]) == _sizes(n):
             new = n.args[1]
-        elif n.target is torch.ops.aten.copy.default and _sizes(n.args[1]) is not None and _sizes(n.args[1]) == _sizes(n):
+        elif n.target is torch.ops.aten.copy.default and _sizes(n.args[1]) is not None and _sizes(n.args[1]) == _sizes(n) \
+                and not _aliases(n.args[1]):  # a copy of an input (or a view) is a value of its own
             new = n.args[1]
         if new is not None:
             n.replace_all_uses_with(new)
@@ -121,10 +130,17 @@ def split(gm: fx.GraphModule) -> list[Mutation]:
         return []
     _identities(graph)
     out = next(n for n in graph.nodes if n.op == "output")
+    # decided before any copy_ goes: another mutation's value that reads an input (`prev.copy_(cur)`)
+    # is a reader of it, as much as the copy_ node that holds it
+    decided = [(c, c.args[0], c.args[1], isinstance(c.args[1], fx.Node) and _overwrites(c.args[1], c.args[0], c))
+               for c in copies]
     taken = []
-    for c in copies:
-        ph, val = c.args[0], c.args[1]
-        in_place = isinstance(val, fx.Node) and _overwrites(val, ph, c)
+    for c, ph, val, in_place in decided:
+        if _aliases(val):  # a value on an input's memory (`prev.copy_(cur)`): a copy of its own, made
+            with graph.inserting_before(c):  # while that input still holds what the graph read
+                fresh = graph.call_function(torch.ops.aten.clone.default, (val,))
+            fresh.meta = dict(val.meta) if isinstance(val, fx.Node) else {}
+            val, in_place = fresh, False
         c.replace_all_uses_with(val)  # an output that is the mutated input (AOTAutograd remakes it as one)
         taken.append((index[ph], val, in_place))
         graph.erase_node(c)
@@ -170,15 +186,24 @@ def written_into(mutations: Sequence[Mutation]) -> dict[int, int]:
     return {m.output: m.input for m in mutations if m.in_place}
 
 
+def storages(args: Sequence[Any]) -> list:
+    """Per argument, the address of its storage (None for non-tensors): `take`'s alias check."""
+    return [a.untyped_storage().data_ptr() if isinstance(a, torch.Tensor) else None for a in args]
+
+
 def take(args: Sequence[Any], k: int, into: dict[int, int], shape: tuple, dtype: torch.dtype,
-         device: Any) -> torch.Tensor | None:
+         device: Any, bases: list) -> torch.Tensor | None:
     """The caller's input that output `k` is written into, when it can be its buffer as it is
-    (contiguous, of the output's dtype, sizes and device), else None (a fresh buffer and the copy)."""
+    (contiguous, of the output's dtype, sizes and device, and no other argument on its storage), else
+    None (a fresh buffer and the copy). `bases`: `storages(args)`. Another argument on the same
+    storage (a view of the input, passed beside it at this call though not when the graph was traced:
+    Dynamo does not guard on it) could be read by the compute after the write."""
     i = into.get(k)
     if i is None:
         return None
     a = args[i]
     if (isinstance(a, torch.Tensor) and a.dtype == dtype and tuple(a.shape) == tuple(shape)
-            and a.is_contiguous() and (device is None or a.device == torch.device(device))):
+            and a.is_contiguous() and (device is None or a.device == torch.device(device))
+            and bases.count(bases[i]) == 1):
         return a
     return None

@@ -78,5 +78,7 @@ def test_generate_with_a_static_cache_gives_eager_tokens(name):
     for g, w in zip(got, want):
         assert torch.equal(g, w)
     assert backend.stats.fallbacks == 0
+    # each decode step writes both layers' keys and values into the cache (mutations.py)
+    assert backend.stats.mutations_in_place == len(ROUNDS) * 7 * 2 * 2
     _, floor = generate_rounds(model, "aot_eager", cache="static")
     assert graphs == floor, f"{graphs} graphs, aot_eager {floor}"

@@ -188,3 +188,104 @@ def test_batch_norm_in_a_training_step(path):
         for name in ("running_mean", "running_var", "num_batches_tracked"):
             torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), msg=name)
     assert backend.stats.fallbacks == 0 and backend.stats.mutations_copied == 6
+
+
+# A review's findings: each failed before its fix (a value aliased to an input, the artifact's
+# `into` shared with a graph that does not mutate, a permuted input, inputs aliased at a later call)
+
+
+def save_then_overwrite(prev, cur, pos, k):
+    prev.copy_(cur)  # prev's new value is cur's old one: a copy of its own, not cur
+    cur.index_copy_(0, pos, k)
+
+
+def save_then_overwrite_cur_first(cur, prev, pos, k):
+    save_then_overwrite(prev, cur, pos, k)
+
+
+def ema_step(cur, prev, x):
+    delta = cur - prev
+    prev.copy_(cur)
+    cur.mul_(0.9).add_(x)
+    return delta
+
+
+@pytest.mark.parametrize("fn, make", [
+    (save_then_overwrite, lambda n: [torch.zeros(n, 3), torch.randn(n, 3), torch.tensor([0, 2]), torch.randn(2, 3)]),
+    (save_then_overwrite_cur_first, lambda n: [torch.randn(n, 3), torch.zeros(n, 3), torch.tensor([0, 2]), torch.randn(2, 3)]),
+    (ema_step, lambda n: [torch.randn(n), torch.randn(n), torch.randn(n)]),
+], ids=["prev-first", "cur-first", "ema"])
+def test_an_input_saved_into_another_before_its_update(fn, make, path):
+    _check(fn, make, (5, 7), in_place=0, copied=4)
+
+
+def test_a_returned_copy_of_an_input_is_not_the_input():
+    def returned_copy(x, count):
+        y = torch.empty_like(x)
+        y.copy_(x)
+        count.add_(1)
+        return y
+
+    compiled = torch.compile(returned_copy, backend="mlir_sym", dynamic=True)
+    x = torch.randn(5, 3)
+    with torch.no_grad():
+        y = compiled(x, torch.zeros(1))
+    want = x.clone()
+    x.zero_()  # the caller changes its input afterwards: the copy keeps the values
+    torch.testing.assert_close(y, want)
+
+
+def test_a_graph_without_the_mutation_does_not_write_its_input():
+    """`pure`'s aten graph is `mut`'s once its mutation is taken out; its artifact must not share
+    `mut`'s writes into the input."""
+    def mut(c, idx, k):
+        c.index_copy_(0, idx, k)
+        return c.sum(0)
+
+    def pure(c, idx, k):
+        y = c.index_copy(0, idx, k)
+        return y.sum(0), y
+
+    cm = torch.compile(mut, backend="mlir_sym", dynamic=True)
+    cp = torch.compile(pure, backend="mlir_sym", dynamic=True)
+    for n in (5, 7):
+        c, idx, k = torch.randn(n, 3), torch.tensor([0, 2]), torch.randn(2, 3)
+        with torch.no_grad():
+            cm(c.clone(), idx, k)
+            mine = c.clone()
+            cp(mine, idx, k)
+        torch.testing.assert_close(mine, c)
+
+
+def test_a_mutated_input_read_permuted_is_copied_in(path):
+    """A transposed square matrix: the importer reads it as the contiguous tensor it views, whose
+    layout is not the output's."""
+    def make(n):
+        torch.manual_seed(n)
+        return [torch.randn(n, n).t(), torch.randn(n, 2)]
+
+    _check(slice_update, make, (5, 7), in_place=0, copied=2)
+
+
+def test_inputs_aliased_at_a_later_call_are_copied_in(path):
+    """Traced with separate tensors, called with `r` a view of the mutated `c` (no recompile): the
+    compute reads r after the write would land, so that call gets a fresh buffer and the copy."""
+    def f(c, r, idx, k):
+        s = r * 2
+        c.index_copy_(0, idx, k)
+        return s + c.sum()
+
+    compiled = torch.compile(f, backend="mlir_sym", dynamic=True)
+    for n, alias in [(5, False), (6, False), (7, True)]:
+        torch.manual_seed(n)
+        c = torch.randn(n, 3)
+        r = c[:2] if alias else torch.randn(2, 3)
+        idx, k = torch.tensor([0, 1]), torch.randn(2, 3)
+        mine = c.clone()
+        mine_r = mine[:2] if alias else r.clone()
+        want = f(c, r, idx, k)
+        with torch.no_grad():
+            got = compiled(mine, mine_r, idx, k)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(mine, c)
+    assert (backend.stats.mutations_in_place, backend.stats.mutations_copied) == (2, 1)

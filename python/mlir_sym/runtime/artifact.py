@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from mlir_sym.mutations import take
+from mlir_sym.mutations import storages, take
 from mlir_sym.runtime.cpu import ComputeCall, ScalarCall
 
 log = logging.getLogger("mlir_sym.runtime")
@@ -176,10 +176,11 @@ class Artifact:
         outs: list[torch.Tensor] = []
         results: list[Any] = []
         given = iter(out_buffers) if out_buffers is not None else None
+        bases = storages(args) if self.into and given is None else None
         for o, shape in zip(self.outputs, shapes):
             if o.kind == "tensor":
                 t = next(given) if given is not None else \
-                    take(args, len(results), self.into, shape, o.dtype, self.device) if self.into else None
+                    take(args, len(results), self.into, shape, o.dtype, self.device, bases) if bases else None
                 if t is None:
                     t = torch.empty(shape, dtype=o.dtype, device=self.device)
                 outs.append(t)

@@ -69,7 +69,7 @@ from typing import Any, Sequence
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from mlir_sym.mutations import take
+from mlir_sym.mutations import storages, take
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -357,9 +357,10 @@ class CudaGraphs:
         outs_pre = None
         if self.hand_out:
             outs_pre = []
+            bases = storages(static) if into else None
             for k, (o, shape) in enumerate(zip(self.artifact.outputs, plan[2])):
                 if o.kind == "tensor":
-                    t = take(static, k, into, shape, o.dtype, dev) if into else None
+                    t = take(static, k, into, shape, o.dtype, dev, bases) if into else None
                     outs_pre.append(t if t is not None else torch.empty(shape, dtype=o.dtype, device=dev))
         if self.own_pools:  # its outputs stay in its pool: no other capture may take those blocks
             pool = torch.cuda.graph_pool_handle()
