@@ -164,14 +164,18 @@ def with_mutations(run: Callable, mutations: Sequence[Mutation], stats: Any = No
 
     def call(args: list) -> list:
         outs = run(args)
+        dsts, srcs = [], []
         for i, k in pairs:
             a, v = args[i], outs[k]
             if v.data_ptr() != a.data_ptr() or v.stride() != a.stride() or v.shape != a.shape:
-                a.copy_(v)
-                if stats is not None:
-                    stats.mutations_copied += 1
+                dsts.append(a)
+                srcs.append(v)
             elif stats is not None:
                 stats.mutations_in_place += 1
+        if dsts:
+            _copy_all(dsts, srcs)
+            if stats is not None:
+                stats.mutations_copied += len(dsts)
         return [o for k, o in enumerate(outs) if k not in drop]
 
     call._boxed_call = True  # type: ignore[attr-defined]
@@ -179,6 +183,19 @@ def with_mutations(run: Callable, mutations: Sequence[Mutation], stats: Any = No
         if hasattr(run, attr):
             setattr(call, attr, getattr(run, attr))
     return call
+
+
+def _copy_all(dsts: list, srcs: list) -> None:
+    """dst.copy_(src) for each pair; one multi-tensor copy where they share a device and dtype (a
+    static cache's position counter is one small copy a layer: one launch for all of them). The
+    inputs are distinct (AOTAutograd merges mutated inputs that alias into one base) and the values
+    are the call's own buffers, so the order does not matter."""
+    if len(dsts) > 1 and all(d.device == s.device and d.dtype == s.dtype for d, s in zip(dsts, srcs)) \
+            and len({d.device for d in dsts}) == 1:
+        torch._foreach_copy_(dsts, srcs)
+    else:
+        for d, s in zip(dsts, srcs):
+            d.copy_(s)
 
 
 def written_into(mutations: Sequence[Mutation]) -> dict[int, int]:
