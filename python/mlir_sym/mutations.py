@@ -19,7 +19,16 @@ that op alone), the artifact passes the input itself as that output's buffer (`A
 the compute writes it there: a copy of the input onto itself (elementwise, each element read before
 it is written by the same thread) and the scatter. Such ops are idempotent: a value recomputed from
 the already-written input (a fused consumer) is the same. Other mutations (`x.add_(1)`: recomputed
-from the written input it would be added twice) get a fresh buffer and the copy.
+from the written input it would be added twice) get a fresh buffer and the copy. So does a call
+where the input cannot be the buffer as it is (not contiguous, read permuted by the importer, or
+sharing its storage with another argument of the call: Dynamo does not guard on inputs that alias).
+
+A value that is an input or a view of one (`prev.copy_(cur)`) is cloned in the graph, while the
+input still holds what the graph read: an output on an input's memory would be read after the
+input changed. The same graph with and without a mutation differs only in `Artifact.into`, which
+is part of the process cache's key (backend._compile_aten). Training forward graphs keep the
+mutations of inputs without grad (BatchNorm's running stats) under the same flag and are split the
+same way.
 """
 from __future__ import annotations
 
