@@ -69,7 +69,7 @@ from typing import Any, Sequence
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from mlir_sym.mutations import storages, take
+from mlir_sym.mutations import copy_all as _copy_all, storages, take
 
 log = logging.getLogger("mlir_sym.runtime")
 
@@ -473,24 +473,6 @@ def _forget_outputs(owner: int) -> None:
     """Unregister the graph output buffers of a CudaGraphs that is gone (weakref.finalize)."""
     for p in [p for p, (_, o) in _GRAPH_OUTPUTS.items() if o == owner]:
         del _GRAPH_OUTPUTS[p]
-
-
-def _copy_all(dsts: list, srcs: list) -> list:
-    """Copy each of `srcs` into the `dsts` beside it: one multi-tensor kernel (torch._foreach_copy_) per
-    dtype, where one copy each (a clone) costs a launch or a copy-engine transfer apiece (Llama's 9
-    outputs: 9 device-to-device copies, 22 us of a 286 us call). The foreach kernel takes tensors of
-    one dtype only (else it copies one by one)."""
-    groups: dict = {}
-    for d, s in zip(dsts, srcs):
-        groups.setdefault(s.dtype, ([], []))
-        groups[s.dtype][0].append(d)
-        groups[s.dtype][1].append(s)
-    for ds, ss in groups.values():
-        if len(ds) == 1:
-            ds[0].copy_(ss[0])
-        else:
-            torch._foreach_copy_(ds, ss)
-    return dsts
 
 
 def _nbytes(t: Any) -> int:
