@@ -30,7 +30,8 @@ Config (`mlir_sym.backend.config`, or environment variables):
   fallback_to_eager (MLIR_SYM_FALLBACK=1): a graph we cannot compile runs eagerly, with a warning
       naming the op, instead of raising. Off by default: no silent fallbacks.
   direct_calls (MLIR_SYM_DIRECT=0 turns it off): when AOTAutograd's runtime wrapper has nothing to
-      do for a graph (inference, no input mutation, no output aliasing an input or another output,
+      do for a graph (inference, no input mutation but data mutations kept in the graph, which the
+      call does and counts in the inputs' version counters; no output aliasing an input or another output,
       no subclass, RNG state or effect token, no duplicated or lifted inputs), Dynamo calls the
       artifact directly (grad mode off around the call, and autocast for a graph traced under it,
       as the wrapper would): the wrapper costs about as much per call as our whole artifact on
@@ -348,8 +349,9 @@ def wrapper_is_noop(meta: Any, n_graph_inputs: int, n_dynamo_inputs: int) -> str
         return "no AOTAutograd metadata"
     if n_graph_inputs != n_dynamo_inputs:
         return f"{n_graph_inputs} graph inputs for {n_dynamo_inputs} Dynamo inputs (deduplicated, lifted or added)"
-    if any(i.mutates_data or i.mutates_metadata for i in meta.input_info):
-        return "an input is mutated"
+    if any(i.mutates_metadata or (i.mutates_data and i.mutation_type.name != "MUTATED_IN_GRAPH")
+           or getattr(i, "mutation_inductor_storage_resize", False) for i in meta.input_info):
+        return "an input's mutation is left to the wrapper"  # data mutations kept in the graph: ours
     if any(o.output_type != OutputType.non_alias for o in meta.output_info) or meta.num_intermediate_bases:
         return "an output aliases an input or another output"
     if any(not isinstance(m, int) and type(m).__name__ != "PlainTensorMeta" for m in meta.subclass_inp_meta or ()):
@@ -379,13 +381,13 @@ def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sin
     """The inference compiler: as _compile_aten, and records in `sink` the runner Dynamo may call
     directly (see Config.direct_calls) when the runtime wrapper would do nothing."""
     run = _compile_mutating(gm, example_inputs)
-    if getattr(run, "mutations", None):
-        return run
     ctx = torch._guards.TracingContext.try_get()
     meta = getattr(ctx, "fw_metadata", None)
     why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
     if why is None and getattr(run, "artifact", None) is not None:
-        sink.append((run, [(i, set(o.dynamic_dims)) for i, o in enumerate(meta.output_info) if o.dynamic_dims]))
+        # the inputs the graph mutates get their version counters bumped, as the wrapper does
+        bump = list(meta.mutated_graph_handled_indices_seen_by_autograd) if getattr(run, "mutations", None) else []
+        sink.append((run, [(i, set(o.dynamic_dims)) for i, o in enumerate(meta.output_info) if o.dynamic_dims], bump))
     elif why is not None:
         log.debug("AOTAutograd's runtime wrapper stays: %s", why)
     return run
@@ -417,14 +419,18 @@ def _input_kinds(example_inputs: Sequence[Any]) -> list[str]:
             and not isinstance(x, bool) else type(x).__name__ for x in example_inputs]
 
 
-def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequence[str] | None = None) -> Callable:
+def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequence[str] | None = None,
+            bump: Sequence[int] = ()) -> Callable:
     """`run` as Dynamo calls it, doing what the runtime wrapper would: grad mode off during the call,
     autocast off when the graph was traced under it (its casts are in the graph; the host program's
     own torch calls must not be cast again: AOTAutograd's `disable_amp`; Dynamo guards on the
     autocast state, so every call of this graph comes under the state it was compiled in), and the
-    outputs' dynamic dims marked for the frames that consume them. Given the input kinds, the
-    artifact's generated call (runtime/fast_call.py), which falls back to this general path."""
+    outputs' dynamic dims marked for the frames that consume them, the version counters of the inputs
+    at `bump` (mutated, mutations.py) incremented. Given the input kinds, the artifact's generated
+    call (runtime/fast_call.py), which falls back to this general path; not for a graph that mutates
+    inputs (its call does the mutations' copies)."""
     mark = _dynamic_dims_marker()
+    increment_version = torch.autograd.graph.increment_version
     set_grad = torch._C._set_grad_enabled
     amp_off = torch._C._DisableAutocast if torch._C._is_any_autocast_enabled() else contextlib.nullcontext
 
@@ -442,10 +448,12 @@ def _direct(run: Callable, dynamic_dims: list[tuple[int, set[int]]], kinds: Sequ
         for i, dims in dynamic_dims:
             if isinstance(outs[i], torch.Tensor):
                 mark(outs[i], dims)
+        for i in bump:
+            increment_version(args[i])
         return outs
 
     call.artifact = run.artifact  # type: ignore[attr-defined]
-    if config.fast_calls and kinds is not None:
+    if config.fast_calls and kinds is not None and not getattr(run, "mutations", None):
         why = fast_call.why_not(run.artifact, kinds)
         if why is None:
             fast = fast_call.generate(run.artifact, kinds, dynamic_dims, call, mark, stats,
@@ -535,9 +543,11 @@ def mlir_sym_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs
         raise
     if config.direct_calls and len(sink) == 1 and not lifted:
         stats.direct_graphs += 1
-        run, dims = sink[0]
+        run, dims, bump = sink[0]
         art = run.artifact
-        if mark is not None and isinstance(art, Artifact) and art.plan is not None:
+        # not a graph that mutates inputs: the artifact alone would not do its mutations' copies
+        if mark is not None and isinstance(art, Artifact) and art.plan is not None and not bump \
+                and not getattr(run, "mutations", None):
             stats.artifact_cache_stores += artifact_cache.store(cache_key, art, art.plan, dims, mark.added_guards())
-        return _direct(run, dims, _input_kinds(example_inputs))
+        return _direct(run, dims, _input_kinds(example_inputs), bump)
     return compiled

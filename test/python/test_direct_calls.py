@@ -64,17 +64,48 @@ def test_grad_mode_is_off_inside_and_restored_after():
     assert backend.stats.direct_graphs == 1
 
 
-def test_input_mutation_keeps_the_wrapper():
-    def f(x):
-        x.add_(1)
-        return x * 2
+def _mutating(c, x, pos, count):
+    c.index_copy_(0, pos, x)  # written in place (mutations.py)
+    count.add_(2)  # elementwise: copied into count after the call
+    return c.sum(0) * count
 
-    cf = _compile(f)
-    x = torch.randn(6, 2)
-    y = x.clone()
-    torch.testing.assert_close(cf(x), f(y))
-    torch.testing.assert_close(x, y)  # the mutation reached the caller's tensor
-    assert backend.stats.direct_graphs == 0
+
+@pytest.mark.parametrize("inplace", [True, False])
+def test_a_graph_mutating_inputs_is_called_directly_when_its_mutations_are_ours(monkeypatch, inplace):
+    """Mutations AOTAutograd keeps in the graph (keep_inference_input_mutations) are done by the
+    call (mutations.with_mutations): Dynamo calls it directly, and the mutated input's version
+    counter moves as the wrapper would move it. With inplace_mutations off, AOTAutograd applies
+    them and its wrapper stays."""
+    monkeypatch.setattr(backend.config, "inplace_mutations", inplace)
+    cf = _compile(_mutating)
+    for n in (6, 9, 6):
+        c, x, pos, count = torch.randn(n, 3), torch.randn(2, 3), torch.tensor([1, 4]), torch.ones(3)
+        ref, ref_count = c.clone(), count.clone()
+        versions = c._version, count._version
+        torch.testing.assert_close(cf(c, x, pos, count), _mutating(ref, x, pos, ref_count))
+        torch.testing.assert_close(c, ref)  # the mutations reached the caller's tensors
+        torch.testing.assert_close(count, ref_count)
+        assert c._version > versions[0] and count._version > versions[1]
+    assert backend.stats.direct_graphs == (1 if inplace else 0)
+    if inplace:
+        assert backend.stats.mutations_in_place == 3 and backend.stats.mutations_copied == 3
+
+
+def test_a_mutating_graph_is_not_stored_in_the_artifact_cache(monkeypatch, tmp_path):
+    """The artifact alone does not do its mutations' copies (its call does): a graph that mutates
+    inputs is compiled in each process, never loaded."""
+    monkeypatch.setenv("MLIR_SYM_CACHE_DIR", str(tmp_path))
+    for attempt in range(2):
+        torch._dynamo.reset()
+        backend._CACHE.clear()
+        cf = _compile(_mutating)
+        c, x, pos, count = torch.randn(7, 3), torch.randn(2, 3), torch.tensor([0, 6]), torch.ones(3)
+        ref, ref_count = c.clone(), count.clone()
+        torch.testing.assert_close(cf(c, x, pos, count), _mutating(ref, x, pos, ref_count))
+        torch.testing.assert_close(c, ref)
+        torch.testing.assert_close(count, ref_count)
+    assert backend.stats.artifact_cache_stores == 0 and backend.stats.artifact_cache_hits == 0
+    assert backend.stats.compiles == 2
 
 
 def test_output_aliasing_an_input_keeps_the_wrapper():
@@ -115,8 +146,16 @@ def test_noop_check_names_what_the_wrapper_would_do():
     assert backend.wrapper_is_noop(ok, 1, 1) is None
     assert "Dynamo inputs" in backend.wrapper_is_noop(ok, 1, 2)
     assert backend.wrapper_is_noop(None, 1, 1) == "no AOTAutograd metadata"
-    mutated = SimpleNamespace(**{**vars(ok), "input_info": [SimpleNamespace(mutates_data=True, mutates_metadata=False)]})
-    assert backend.wrapper_is_noop(mutated, 1, 1) == "an input is mutated"
+    from torch._functorch._aot_autograd.schemas import MutationType
+
+    def mutated(kind, metadata=False):
+        info = SimpleNamespace(mutates_data=True, mutates_metadata=metadata, mutation_type=kind)
+        return SimpleNamespace(**{**vars(ok), "input_info": [info]})
+
+    # a data mutation in the graph is the call's (mutations.py); one AOTAutograd applies is not
+    assert backend.wrapper_is_noop(mutated(MutationType.MUTATED_IN_GRAPH), 1, 1) is None
+    assert "mutation" in backend.wrapper_is_noop(mutated(MutationType.MUTATED_OUT_GRAPH), 1, 1)
+    assert "mutation" in backend.wrapper_is_noop(mutated(MutationType.MUTATED_IN_GRAPH, metadata=True), 1, 1)
     aliased = SimpleNamespace(**{**vars(ok), "output_info": [SimpleNamespace(output_type=OutputType.alias_of_input)]})
     assert "aliases" in backend.wrapper_is_noop(aliased, 1, 1)
     rng = SimpleNamespace(**{**vars(ok), "is_rng_op_functionalized": True})

@@ -41,8 +41,13 @@ to `MAX_GRAPH_BYTES` of inputs and outputs. Where the kernels dominate (one larg
 copies would cost and the size runs normally.
 
 What the graph reads in place: an input that was the same tensor object, at the same address, at
-the first two calls of the size (parameters, buffers) is not copied; a later call with another
-storage for it runs normally. So is an input that starts another artifact's graph output buffer
+the first two calls of the size (parameters, buffers, a static KV cache) is not copied. When a
+later call brings another tensor there (HF's `generate` makes a new static cache each time), that
+call runs normally, and the next one, given the same new tensor, captures the size's graph again
+for it (`_rebound`; inductor's CUDA graph trees re-record when a static input's address changes),
+while the graph replaced had replayed at least MIN_REPLAYS times: a tensor that moves every call or
+two runs normally instead. Before, such a size ran normally for good, and every decode step of a
+second `generate` launched its kernels one by one. Not copied either: an input that starts another artifact's graph output buffer
 (`_GRAPH_OUTPUTS`): a training backward's saved activations are the forward graph's outputs, whose
 buffers stay put (they are handed out, and a graph never overwrites one that is held). Copied, they
 cost the backward 361 MB of copies a step at length 256 (201 us of an H200's time). When such an
@@ -81,6 +86,7 @@ MAX_GRAPH_BYTES = 1 << 30  # never more input and output bytes a call than this 
 # 270 MB of activations for its backward, which reads 360 MB; graphed, its host program of 380
 # launches no longer sets the step's pace
 MAX_TOTAL_BYTES = 2 << 30
+MIN_REPLAYS = 2  # a graph whose in-place inputs moved is captured again only if it replayed this often
 MAX_VARIANTS = 2  # graphs of one size for other addresses of the graph outputs it reads in place
 # the first byte of every graph output buffer handed out -> (the storage's bytes, the capturing
 # CudaGraphs' id): inputs that start one are read in place by the graphs of other artifacts
@@ -131,6 +137,8 @@ class CudaGraphs:
         self.captures = 0
         self.replays = 0
         self.busy_calls = 0  # calls run normally because every capture of their size had outputs held
+        self.rebinds: dict[tuple, tuple] = {}  # per size: inputs read in place that moved at the last call
+        self.recaptures = 0  # graphs captured again for new tensors read in place (_rebound)
         self.device_type = torch.device(getattr(artifact, "device", None) or "cuda").type
         self.hand_out = _use_count is not None and hand_out  # outputs handed out, not cloned
         self.views = [k for k, o in enumerate(artifact.outputs) if o.kind == "alias"]
@@ -206,8 +214,12 @@ class CudaGraphs:
                 continue
             if follow and i in follow:
                 elsewhere = elsewhere or a.data_ptr() != p or a.stride() != follow[i]
-            elif a.data_ptr() != p:
-                return None  # a parameter moved: run normally
+            elif a.data_ptr() != p:  # a tensor read in place is another one now: a graph for it
+                g = self._rebound(key, plan, args, g)
+                if g is None:
+                    return None
+                follow, elsewhere = g.follow, False
+                break
         if elsewhere:  # another graph's output from another buffer: the graph for where it is now
             g = self._variant(key, plan, args, g)
             if g is None:
@@ -245,6 +257,36 @@ class CudaGraphs:
         outs = [o for o in g.outs if isinstance(o, torch.Tensor)]
         copies = iter(_copy_all([torch.empty_like(o) for o in outs], outs))
         return self._with_views([next(copies) if isinstance(o, torch.Tensor) else o for o in g.outs], plan, args)
+
+    def _rebound(self, key: tuple, plan: tuple, args: Sequence[Any], g: _Graph) -> _Graph | None:
+        """The size's graph captured again for the tensors now given where `g` reads others in place
+        (a new static KV cache at each `generate`, a model's weights loaded anew), or None: this call
+        runs normally. As a size's first capture waits for its second call, the new graph is captured
+        when a second call in a row brings the same new tensors, and only while graphs pay: when `g`
+        (its spare and variants) replayed at least MIN_REPLAYS times; else the size runs normally
+        from then on (tensors that move every few calls)."""
+        moved = tuple(i for i, (a, p) in enumerate(zip(args, g.in_place))
+                      if p is not None and not (g.follow and i in g.follow) and a.data_ptr() != p)
+        pending = self.rebinds.pop(key, None)
+        if pending is None or pending[0] != moved or not all(_same_tensor(args[i], f) for i, f in zip(moved, pending[1])):
+            if len(self.rebinds) >= 1024:
+                self.rebinds.clear()
+            self.rebinds[key] = (moved, [_first(args[i]) for i in moved])
+            return None
+        replays = sum(h.replays for h in _all_graphs(g))
+        self._discard(key)
+        if replays < MIN_REPLAYS:
+            log.info("mlir_sym: CUDA graph of %s for sizes %s dropped: inputs %s it reads in place moved after "
+                     "%d replays; the size runs normally", self.artifact.name, key, list(moved), replays)
+            return None
+        # the others' graph outputs it followed: followed where they are now, if they still are some
+        follow = {i: st for i, st in self._graph_outputs_of_others(args).items() if g.follow and i in g.follow}
+        in_place = [None if p is None or (g.follow and i in g.follow and i not in follow) else a.data_ptr()
+                    for i, (a, p) in enumerate(zip(args, g.in_place))]
+        self.recaptures += 1
+        log.info("mlir_sym: inputs %s of %s read in place are new tensors: capturing its graph for sizes %s again",
+                 list(moved), self.artifact.name, key)
+        return self._capture(key, plan, args, in_place, follow=follow)
 
     def _graph_outputs_of_others(self, args: Sequence[Any]) -> dict:
         """Index -> strides of each contiguous tensor input that starts a graph output buffer of another
