@@ -6,6 +6,7 @@ from mlir_sym.passes import (  # noqa: F401
     canonicalize,
     collapse_broadcast_dims,
     collapse_leading_dims,
+    cpu_accumulators,
     gpu_gather_rows,
     concat_to_select,
     decompose_concat,

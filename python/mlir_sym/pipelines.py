@@ -67,12 +67,12 @@ PIPELINES: dict[str, str] = {
     ),
     "linalg-to-llvm": (
         "builtin.module(sym-nan-arg-reductions, sym-assert-elim, sym-results-to-out-params, sym-readonly-inputs, sym-checked-int-division, sym-defer-nested-asserts, sym-assert-to-status, sym-concat-to-select, sym-decompose-concat, canonicalize, "
-        "func.func(linalg-fuse-elementwise-ops), sym-erase-dead-checks, sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
+        "func.func(linalg-fuse-elementwise-ops), sym-fold-transposes{arguments=1}, sym-erase-dead-checks, sym-unshare-inits, eliminate-empty-tensors, empty-tensor-to-alloc-tensor, "
         "one-shot-bufferize{allow-unknown-ops bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, "
         "func.func(tm-tensor-bufferize), canonicalize, sym-forward-copies, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
         f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, sym-scatter-to-parallel{{atomics=0}}, "
-        f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), {_COMPUTE_TO_LLVM})"
+        f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), sym-cpu-accumulators, {_COMPUTE_TO_LLVM})"
     ),
     # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
     # Destination passing and fusion as for the CPU; matmuls become cuBLAS calls; every linalg op
