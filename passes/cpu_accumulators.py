@@ -11,8 +11,9 @@ where eager takes 0.2.
 For an `scf.for` whose body loads and stores one element of a buffer at loop-invariant indices,
 the stored value computed from the loaded one, and touches that buffer nowhere else, the element is
 loaded once before the loop, carried as an `iter_args` value and stored once after it. Other
-buffers read in the loop are taken not to alias it (the compute function's buffers are distinct
-allocations and arguments: a mutation written into an input, `Artifact.into`, is only ever the
+buffers read in the loop are taken not to alias it when both are function arguments, allocations or
+globals and not the same one (anything else, an `arith.select` of buffers, leaves the loop alone;
+the compute function's buffers are distinct allocations and arguments: a mutation written into an input, `Artifact.into`, is only ever the
 output of an overwrite such as `index_copy`, never a reduction's). The loop must hold nothing but
 arithmetic, loads, stores to other buffers and nested loops.
 
@@ -66,6 +67,22 @@ def _inside(v: ir.Value, loop: ir.Operation) -> bool:
     return False
 
 
+def _buffer(v: ir.Value) -> tuple | None:
+    """What a root buffer is, for the alias check: ("arg", v) for a function argument, ("alloc", v)
+    for an allocation, ("global", name) for a global; None for anything else (an `arith.select` or
+    `scf.if` of buffers, a cast from elsewhere), which may be any of them."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        parent = owner.owner
+        return ("arg", v) if getattr(parent, "operation", parent).name == "func.func" else None
+    op = getattr(owner, "operation", owner)
+    if op.name in ("memref.alloc", "memref.alloca"):
+        return ("alloc", v)
+    if op.name == "memref.get_global":
+        return ("global", str(op.attributes["name"]))
+    return None
+
+
 def _depends_on(value: ir.Value, source: ir.Value, loop: ir.Operation) -> bool:
     """Whether `value` is computed (within `loop`) from `source`."""
     seen, work = set(), [value]
@@ -116,7 +133,9 @@ class CpuAccumulators(SymPass):
         buf, idx = load.operands[0], list(load.operands[1:])
         if any(_inside(v, loop) for v in [buf, *idx]):
             return None
-        root = root_buffer(buf)
+        root = _buffer(root_buffer(buf))
+        if root is None:
+            return None
         stores = [o for o in top if o.name == "memref.store" and o.operands[1] == buf
                   and list(o.operands[2:]) == idx]
         if len(stores) != 1:
@@ -125,9 +144,12 @@ class CpuAccumulators(SymPass):
         others = [o for o in inner if o not in (load, store) and o.name in ("memref.load", "memref.store")]
         for o in others:  # the buffer touched nowhere else in the loop
             m = o.operands[0] if o.name == "memref.load" else o.operands[1]
-            if m == buf or root_buffer(m) == root:
+            other = _buffer(root_buffer(m))
+            if other is None or other == root:
                 return None
         value = store.operands[0]
+        if value == load.results[0]:  # stores back what it loaded: nothing to carry
+            return None
         if top.index(store) < top.index(load) or not _depends_on(value, load.results[0], loop):
             return None
         return store, value

@@ -386,7 +386,7 @@ def _compile_inference(gm: fx.GraphModule, example_inputs: Sequence[Any], *, sin
     why = wrapper_is_noop(meta, len(example_inputs), n_dynamo_inputs)
     if why is None and getattr(run, "artifact", None) is not None:
         # the inputs the graph mutates get their version counters bumped, as the wrapper does
-        bump = list(meta.mutated_graph_handled_indices_seen_by_autograd) if getattr(run, "mutations", None) else []
+        bump = list(getattr(meta, "mutated_graph_handled_indices_seen_by_autograd", None) or ())
         sink.append((run, [(i, set(o.dynamic_dims)) for i, o in enumerate(meta.output_info) if o.dynamic_dims], bump))
     elif why is not None:
         log.debug("AOTAutograd's runtime wrapper stays: %s", why)

@@ -112,3 +112,37 @@ func.func @not_accumulations(%a: memref<?xf32>, %c: memref<?xf32>, %d: memref<f3
   }
   return
 }
+
+// -----
+
+// A loop that stores back the element it loaded (a reduction whose body canonicalization folded
+// to its output) is left alone (it crashed the pass: the yield used the erased load); so is one
+// reading a buffer that may be the accumulated one (a select of two arguments).
+// CHECK-LABEL: func.func @stores_what_it_loaded
+// CHECK-NOT: iter_args
+// CHECK-LABEL: func.func @selected_buffer
+// CHECK-NOT: iter_args
+func.func @stores_what_it_loaded(%a: memref<?xf32>, %c: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.for %k = %c0 to %n step %c1 {
+    %x = memref.load %a[%k] : memref<?xf32>
+    %acc = memref.load %c[] : memref<f32>
+    memref.store %acc, %c[] : memref<f32>
+  }
+  return
+}
+func.func @selected_buffer(%a: memref<?xf32>, %b: memref<?xf32>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %m = arith.select %p, %a, %b : memref<?xf32>
+  scf.for %k = %c0 to %n step %c1 {
+    %x = memref.load %m[%k] : memref<?xf32>
+    %acc = memref.load %a[%c0] : memref<?xf32>
+    %s = arith.addf %acc, %x : f32
+    memref.store %s, %a[%c0] : memref<?xf32>
+  }
+  return
+}

@@ -86,32 +86,40 @@ def test_an_elementwise_update_is_copied_in():
     assert backend.stats.mutations_copied == 2
 
 
-@pytest.mark.parametrize("steps, recaptured", [(6, True), (2, False)], ids=["generates", "moving-every-2"])
-def test_a_new_cache_each_generate_gets_its_graph_captured_again(monkeypatch, steps, recaptured):
+@pytest.mark.parametrize("pattern", ["generates", "moving-every-2", "alternating"])
+def test_a_new_cache_each_generate_gets_its_graph_captured_again(monkeypatch, pattern):
     """HF's `generate` makes a new static cache each time: the size's graph, which read the first
-    cache in place, is captured again for the new one (at the second call that brings it), and
-    replays write it. Before, every later call ran normally. A cache that moves every two calls
-    (a graph that never paid) drops the size's graph instead: the calls run normally."""
+    cache in place, is captured again for the new one (at the second call in a row that brings it),
+    and replays write it. Before, every later call ran normally. A cache that moves every two calls
+    (a graph that never paid) drops the size's graph instead, and two caches used in turns run
+    normally (no recapture every third call): the calls run normally, with eager's results."""
     monkeypatch.setattr(backend.config, "cuda_graphs", True)
     monkeypatch.setattr(backend.config, "cuda_graph_min_launches", 1)
     compiled = torch.compile(cache_update, backend="mlir_sym", dynamic=True)
     n = 11
+    caches = []
     for gen in range(4):
         want_cache = _on(cache_args(n, seed=gen))[0]
-        mine_cache = want_cache.clone()
-        for step in range(steps if gen else 6):  # the first cache: captured and replayed
-            _, pos, k, q = _on(cache_args(n, seed=100 * gen + step))
-            want = cache_update(want_cache, pos, k, q)
-            with torch.no_grad():
-                got = compiled(mine_cache, pos, k, q)
-            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-            torch.testing.assert_close(mine_cache, want_cache)
+        caches.append((want_cache, want_cache.clone()))
+    # the first cache: captured and replayed; then per pattern
+    order = [0] * 6 + {"generates": [1] * 6 + [2] * 6 + [3] * 6, "moving-every-2": [1, 1, 2, 2, 3, 3],
+                       "alternating": [1, 0, 1, 0, 1, 0, 1, 0]}[pattern]
+    for step, c in enumerate(order):
+        want_cache, mine_cache = caches[c]
+        _, pos, k, q = _on(cache_args(n, seed=1000 + step))
+        want = cache_update(want_cache, pos, k, q)
+        with torch.no_grad():
+            got = compiled(mine_cache, pos, k, q)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(mine_cache, want_cache)
     (art,) = [a for a in backend._CACHE.values() if getattr(a, "graphs", None) is not None]
     g = art.graphs
-    if recaptured:
+    if pattern == "generates":
         # each later cache: its first call runs normally, its second captures, then 4 replays
         assert g.recaptures == 3 and g.replays >= 4 + 3 * 5
-    else:
+    elif pattern == "moving-every-2":
         # the second cache: captured at its second call (the first graph had replayed), replayed
         # once; the third cache finds a graph that replayed once: dropped, nothing captured after
         assert g.recaptures == 1 and all(v is None for v in g.graphs.values())
+    else:  # cache 1 is never seen twice in a row: cache 0's graph replays between
+        assert g.recaptures == 0 and g.replays >= 4 + 4

@@ -220,6 +220,9 @@ class CudaGraphs:
                     return None
                 follow, elsewhere = g.follow, False
                 break
+        else:  # nothing read in place moved: a new tensor seen before was not a second call in a row
+            if self.rebinds:
+                self.rebinds.pop(key, None)
         if elsewhere:  # another graph's output from another buffer: the graph for where it is now
             g = self._variant(key, plan, args, g)
             if g is None:
@@ -262,7 +265,8 @@ class CudaGraphs:
         """The size's graph captured again for the tensors now given where `g` reads others in place
         (a new static KV cache at each `generate`, a model's weights loaded anew), or None: this call
         runs normally. As a size's first capture waits for its second call, the new graph is captured
-        when a second call in a row brings the same new tensors, and only while graphs pay: when `g`
+        when a second call in a row brings the same new tensors (a replay in between forgets them: two
+        caches used in turns run normally rather than recapture every third call), and only while graphs pay: when `g`
         (its spare and variants) replayed at least MIN_REPLAYS times; else the size runs normally
         from then on (tensors that move every few calls)."""
         moved = tuple(i for i, (a, p) in enumerate(zip(args, g.in_place))
