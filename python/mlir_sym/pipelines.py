@@ -41,7 +41,9 @@ TO_LLVM = (
 )
 
 # The compute pipeline converts structured control flow first, so that deferred checks can branch.
-_COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1)
+# and computes float32 exps and tanhs with arithmetic (sym-cpu-vector-math), which LLVM vectorizes, where libm's is a call
+_COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1).replace(
+    "sym-math-precise-libm, ", "sym-cpu-vector-math, sym-math-precise-libm, ", 1)
 
 
 def _torch_backend_passes() -> str:

@@ -1,0 +1,48 @@
+// RUN: symopt %s --split-input-file --sym-cpu-vector-math | filecheck %s
+
+// A float32 exp becomes Cephes' expf in arithmetic: clamp, k = floor(x log2 e + 1/2), the
+// polynomial, two powers of two from exponent bits, NaN selected back.
+// CHECK-LABEL: func.func @exp_f32
+// CHECK-NOT: math.exp
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: math.floor
+// CHECK: arith.fptosi
+// CHECK: arith.shrsi
+// CHECK: arith.bitcast
+// CHECK: arith.bitcast
+// CHECK: arith.cmpf uno
+// CHECK: arith.select
+func.func @exp_f32(%x: f32) -> f32 {
+  %y = math.exp %x : f32
+  return %y : f32
+}
+
+// -----
+
+// A float32 tanh: the small branch's polynomial, the large one's exp, one selected, x's sign.
+// CHECK-LABEL: func.func @tanh_f32
+// CHECK-NOT: math.tanh
+// CHECK: math.absf
+// CHECK: math.floor
+// CHECK: arith.cmpf ole
+// CHECK: arith.select
+// CHECK: math.copysign
+func.func @tanh_f32(%x: f32) -> f32 {
+  %y = math.tanh %x : f32
+  return %y : f32
+}
+
+// -----
+
+// float64 and vectors keep the upstream lowering (libm's exp / tanh).
+// CHECK-LABEL: func.func @kept
+// CHECK: math.exp %{{.*}} : f64
+// CHECK: math.tanh %{{.*}} : f64
+// CHECK: math.exp %{{.*}} : vector<4xf32>
+func.func @kept(%x: f64, %v: vector<4xf32>) -> (f64, f64, vector<4xf32>) {
+  %y = math.exp %x : f64
+  %t = math.tanh %x : f64
+  %w = math.exp %v : vector<4xf32>
+  return %y, %t, %w : f64, f64, vector<4xf32>
+}
