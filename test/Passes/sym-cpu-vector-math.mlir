@@ -4,8 +4,8 @@
 // polynomial, two powers of two from exponent bits, NaN selected back.
 // CHECK-LABEL: func.func @exp_f32
 // CHECK-NOT: math.exp
-// CHECK: arith.maximumf
-// CHECK: arith.minimumf
+// CHECK: arith.maxnumf
+// CHECK: arith.minnumf
 // CHECK: math.floor
 // CHECK: arith.fptosi
 // CHECK: arith.shrsi

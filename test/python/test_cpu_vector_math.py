@@ -77,3 +77,13 @@ def test_bf16_inputs_compute_through_float32():
         got = torch.compile(fn, backend="mlir_sym", dynamic=True)(x)
         torch.testing.assert_close(got, fn(x), rtol=0, atol=0) if fn is not torch.sigmoid else \
             torch.testing.assert_close(got, fn(x))
+
+
+def test_a_signaling_nan_comes_back_quiet():
+    """As libm's exp and tanh (and eager): exp of a signaling NaN (0x7f800001) is the quiet NaN
+    with its payload (0x7fc00001); the expansion returned the signaling one until it added x to itself."""
+    x = torch.tensor([0x7F800001, 0x7FC00002], dtype=torch.int32).view(torch.float32)
+    for fn in (torch.exp, torch.tanh):
+        torch._dynamo.reset()
+        got = torch.compile(fn, backend="mlir_sym", dynamic=True)(x)
+        assert torch.equal(got.view(torch.int32), fn(x).view(torch.int32)), (fn, got.view(torch.int32))
