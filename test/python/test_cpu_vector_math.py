@@ -11,14 +11,6 @@ import torch
 from mlir_sym import backend
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    backend.stats.reset()
-    yield
-    torch._dynamo.reset()
-
-
 SPECIALS = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-30, -1e-30, 1.0, -1.0]
 
 
