@@ -23,7 +23,8 @@ users get by default).
 
 `--dtype amp`: float32 weights under `torch.autocast(device, bfloat16)`. A backend `inductor_ro` is
 inductor with mode="reduce-overhead" (CUDA graphs, recorded per size); `mlir_sym_nographs` is ours
-with CUDA graphs off, `mlir_sym_copies` ours with input mutations (the static cache's writes) left to
+with CUDA graphs off, `mlir_sym@N` ours with CUDA graphs for at most N sizes an artifact
+(`cuda_graph_max_sizes`), `mlir_sym_copies` ours with input mutations (the static cache's writes) left to
 AOTAutograd (a new cache computed and copied back, MLIR_SYM_INPLACE_MUTATIONS=0). `--passes 2` runs the whole backend sequence twice (Dynamo reset before each
 backend; a second pass starts from warm disk caches): decode is bound by host time, which drifts on
 a shared host, and the two passes show by how much.
@@ -67,12 +68,15 @@ def compiled_copy(model, backend: str):
     import copy
 
     m = copy.deepcopy(model)
-    if backend == "mlir_sym_copies":  # input mutations left to AOTAutograd's copies (config set by main)
-        m.forward = torch.compile(m.forward, backend="mlir_sym", dynamic=True)
-    elif backend == "mlir_sym_nographs":
+    if backend.startswith("mlir_sym"):
         from mlir_sym import backend as mb
 
-        mb._CACHE.clear()  # this process's artifacts: one compiled with graphs has them
+        mb._CACHE.clear()  # this process's artifacts (and their CUDA graphs): each row compiles its own
+    if backend.startswith("mlir_sym@"):  # CUDA graphs for at most N sizes an artifact (config set by main)
+        m.forward = torch.compile(m.forward, backend="mlir_sym", dynamic=True)
+    elif backend == "mlir_sym_copies":  # input mutations left to AOTAutograd's copies (config set by main)
+        m.forward = torch.compile(m.forward, backend="mlir_sym", dynamic=True)
+    elif backend == "mlir_sym_nographs":
         m.forward = torch.compile(m.forward, backend="mlir_sym", dynamic=True)
     elif backend == "inductor_ro":
         m.forward = torch.compile(m.forward, backend="inductor", mode="reduce-overhead", dynamic=True)
@@ -104,7 +108,7 @@ def main() -> list[dict]:
     rows = []
     from mlir_sym import backend as mb
 
-    cuda_graphs_default = mb.config.cuda_graphs
+    cuda_graphs_default, max_sizes_default = mb.config.cuda_graphs, mb.config.cuda_graph_max_sizes
     # HF compiles `__call__` itself (inductor, mode reduce-overhead) on CUDA with a static cache unless
     # `disable_compile`: that compile would trace into ours and serve the decode steps of every row
     # (eager's too); the backend `hf_compile` is HF's own compile, as HF users get it by default
@@ -138,6 +142,7 @@ def main() -> list[dict]:
                 os.environ["MLIR_SYM_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_generate_")
             mb.config.cuda_graphs = be != "mlir_sym_nographs" and cuda_graphs_default
             mb.config.inplace_mutations = be != "mlir_sym_copies"
+            mb.config.cuda_graph_max_sizes = int(be.partition("@")[2] or max_sizes_default)
             m = compiled_copy(base, be)
             t0 = time.perf_counter()
             try:
@@ -189,6 +194,9 @@ def main() -> list[dict]:
             if be.startswith("mlir_sym"):
                 row["direct_graphs"] = mb.stats.direct_graphs
                 row["mutations_in_place"], row["mutations_copied"] = mb.stats.mutations_in_place, mb.stats.mutations_copied
+                cgs = [a.graphs for a in mb._CACHE.values() if getattr(a, "graphs", None) is not None]
+                row["cuda_graph_captures"] = sum(g.captures for g in cgs)  # over the whole row
+                row["cuda_graph_replays"] = sum(g.replays for g in cgs)
             rows.append(row)
             print(json.dumps(row), flush=True)
     ind = {(r["model"], r["pass"]): r["decode_ms_per_token"] for r in rows if r["backend"] == "inductor"}

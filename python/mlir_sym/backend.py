@@ -59,10 +59,10 @@ Config (`mlir_sym.backend.config`, or environment variables):
       and inductor's) or the memory-efficient ones (every other case: float32, older GPUs).
   cuda_graphs (MLIR_SYM_CUDA_GRAPHS=0 turns it off), cuda_graph_min_launches
       (MLIR_SYM_CUDA_GRAPH_MIN_LAUNCHES, default 4), cuda_graph_max_bytes (MLIR_SYM_CUDA_GRAPH_MAX_BYTES,
-      default 16 MiB): a CUDA artifact of at least that many launches a call replays a CUDA graph per
+      default 16 MiB), cuda_graph_max_sizes (MLIR_SYM_CUDA_GRAPH_MAX_SIZES, default 256): a CUDA artifact of at least that many launches a call replays a CUDA graph per
       input-size tuple from the size's second call on, for sizes whose inputs and outputs are at most
       that many bytes (runtime/cuda_graphs.py: inputs copied in, outputs handed out, a second graph of
-      the size replayed while a caller holds the first one's).
+      the size replayed while a caller holds the first one's), for at most that many sizes.
 Logging: Python `logging` under `mlir_sym`; `MLIR_SYM_LOGS=compile,guards,ir` (prefix `+` for DEBUG),
 in the spirit of `TORCH_LOGS`.
 """
@@ -89,7 +89,8 @@ from mlir_sym.importer import UnsupportedGraph, find_shape_env
 from mlir_sym.pipelines import PIPELINES, LoweringError
 from mlir_sym.runtime.artifact import Artifact, CountFillArtifact, GuardMiss, SymAssertionError, status_error
 from mlir_sym.runtime import fast_call
-from mlir_sym.runtime.cuda_graphs import CudaGraphs, enabled_from_env, max_bytes_from_env, min_launches_from_env
+from mlir_sym.runtime.cuda_graphs import (CudaGraphs, enabled_from_env, max_bytes_from_env, max_sizes_from_env,
+                                          min_launches_from_env)
 
 log = logging.getLogger("mlir_sym")
 
@@ -122,6 +123,7 @@ class Config:
     cuda_graphs: bool = field(default_factory=enabled_from_env)
     cuda_graph_min_launches: int = field(default_factory=min_launches_from_env)
     cuda_graph_max_bytes: int = field(default_factory=max_bytes_from_env)
+    cuda_graph_max_sizes: int = field(default_factory=max_sizes_from_env)  # graphed input-size tuples an artifact
     # Input mutations of inference graphs (a static KV cache's index_copy_, a counter's add_) in the
     # compiled code, written into the input where they overwrite part of it (mutations.py), instead of
     # a new value AOTAutograd's wrapper copies back; MLIR_SYM_INPLACE_MUTATIONS=0 leaves them to it.
@@ -256,7 +258,7 @@ def _graphed(art: Any) -> None:
         return
     why = CudaGraphs.eligible(art, config.cuda_graph_min_launches)
     if why is None:
-        art.graphs = CudaGraphs(art, max_bytes=config.cuda_graph_max_bytes)
+        art.graphs = CudaGraphs(art, max_graphs=config.cuda_graph_max_sizes, max_bytes=config.cuda_graph_max_bytes)
     else:
         log.info("mlir_sym: no CUDA graphs for %s: %s", art.name, why)
 

@@ -126,7 +126,7 @@ _NO_SPARE = "no spare"  # a spare's capture failed: not tried again
 class CudaGraphs:
     """The CUDA graphs of one artifact (runtime/artifact.py calls `call` before running a plan)."""
 
-    def __init__(self, artifact: Any, max_graphs: int = 8, max_bytes: int = 16 << 20, hand_out: bool = True) -> None:
+    def __init__(self, artifact: Any, max_graphs: int = 256, max_bytes: int = 16 << 20, hand_out: bool = True) -> None:
         self.artifact = artifact
         self.max_graphs = max_graphs
         self.max_bytes = max_bytes
@@ -531,6 +531,10 @@ def enabled_from_env() -> bool:
 
 def max_bytes_from_env() -> int:
     return int(os.environ.get("MLIR_SYM_CUDA_GRAPH_MAX_BYTES", str(16 << 20)))
+
+
+def max_sizes_from_env() -> int:
+    return int(os.environ.get("MLIR_SYM_CUDA_GRAPH_MAX_SIZES", "256"))
 
 
 def min_launches_from_env() -> int:
