@@ -351,3 +351,22 @@ def test_an_artifact_whose_outputs_are_library_results_takes_a_pool_a_graph():
     assert CudaGraphs(artifact("v1, v2 = rt.library_sdpa(...)\nrt.adopt(v0, v1)\n")).own_pools
     assert not CudaGraphs(artifact("v1, v2 = rt.library_sdpa(...)\nv0.copy_(v1)\n")).own_pools
     assert not CudaGraphs(_Artifact()).own_pools
+
+
+def test_sizes_past_the_first_eight_share_a_smaller_byte_budget(monkeypatch):
+    """Small sizes (within max_bytes) are graphed freely up to FREE_SIZES; past them (decode steps:
+    a size a step) while the artifact's graphs keep at most MAX_SMALL_TOTAL_BYTES, and never where
+    each graph keeps a memory pool of its own (uncounted temporaries), up to max_graphs."""
+    monkeypatch.setattr(cuda_graphs, "MAX_SMALL_TOTAL_BYTES", 10 << 10)
+    g = CudaGraphs(_Artifact(), max_bytes=4096)
+    for n in range(cuda_graphs.FREE_SIZES):
+        g.graphs[(n,)] = object()  # graphed sizes
+        g.kept[(n,)] = 1 << 10
+    assert g._why_not_graphed((100,), 2048, 2048) is None  # 8 KiB kept + 2 KiB
+    assert "keep" in g._why_not_graphed((100,), 4096, 4096)  # 8 + 4 KiB: over the budget
+    g.graphs.pop((0,))
+    g.kept.pop((0,))
+    assert g._why_not_graphed((100,), 4096, 4096) is None  # 7 sizes: free again
+    g.graphs[(0,)] = object()
+    g.own_pools = True
+    assert "pool" in g._why_not_graphed((100,), 16, 16)

@@ -34,7 +34,13 @@ or of another output is not the graph's: each call makes it from the caller's te
 output handed out), as a normal call does.
 
 A size whose input and output bytes are at most `max_bytes` a call (16 MiB,
-`MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed. A larger one is graphed when its host program paid for
+`MLIR_SYM_CUDA_GRAPH_MAX_BYTES`) is graphed: the first FREE_SIZES (8) such sizes of an artifact
+always, more (up to `max_graphs`, 256, `MLIR_SYM_CUDA_GRAPH_MAX_SIZES`) while its graphs keep at most
+MAX_SMALL_TOTAL_BYTES (256 MiB) of input copies and outputs. Decode steps need the many: each step of
+a `generate` has a new past length, seen again at the next generate; with 8 sizes, 7 of 8 decode
+steps of repeated generates ran their launches one by one (H200, bf16 GPT-2 and Llama at batch 1:
+3.72 / 4.09 ms a token against 1.61 / 1.13 with every size graphed, inductor 2.74 / 3.09;
+`benchmarks/bench_generate.py`, rows `mlir_sym@8` and `mlir_sym`). A larger one is graphed when its host program paid for
 the copies: the least host time of its first two (normal) calls at least `PAYBACK` times what copying
 its inputs (and outputs, where copied) costs on the device (read and write at `COPY_BYTES_PER_S`), up
 to `MAX_GRAPH_BYTES` of inputs and outputs. Where the kernels dominate (one large elementwise op) the
@@ -60,7 +66,7 @@ read in place (a call fed its own last output would write what it reads).
 Every other tensor input is copied into the graph's own buffer at each call, so in-place changes of
 the caller's tensors are seen. Not graphed (they run normally): host programs that read a device
 value back (a synchronization: data-dependent sizes, asserts on device values),
-`MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact. A CPU scalar tensor input (a
+`MLIR_SYM_CUDA_SYNC=1`; at most `max_graphs` sizes an artifact (FREE_SIZES where each graph has a pool of its own). A CPU scalar tensor input (a
 float Dynamo made a tensor) gets a device buffer it is copied into at each call.
 """
 from __future__ import annotations
@@ -86,6 +92,12 @@ MAX_GRAPH_BYTES = 1 << 30  # never more input and output bytes a call than this 
 # 270 MB of activations for its backward, which reads 360 MB; graphed, its host program of 380
 # launches no longer sets the step's pace
 MAX_TOTAL_BYTES = 2 << 30
+# sizes within max_bytes: the first FREE_SIZES are graphed whatever their graphs keep (at most
+# max_bytes each); more (decode steps: a size per step, each seen again at the next generate), up to
+# `max_graphs`, while all the artifact's graphs keep at most MAX_SMALL_TOTAL_BYTES, and not where each
+# graph has a memory pool of its own (its temporaries are not counted in `kept`)
+FREE_SIZES = 8
+MAX_SMALL_TOTAL_BYTES = 256 << 20
 MIN_REPLAYS = 2  # a graph whose in-place inputs moved is captured again only if it replayed this often
 MAX_VARIANTS = 2  # graphs of one size for other addresses of the graph outputs it reads in place
 # the first byte of every graph output buffer handed out -> (the storage's bytes, the capturing
@@ -347,6 +359,14 @@ class CudaGraphs:
         """Why a size of `nbytes` input and output bytes a call, `copied` of them copied at each
         replay, runs normally, or None (see the module doc)."""
         if nbytes <= self.max_bytes:
+            graphed = sum(1 for v in self.graphs.values() if v is not None)
+            if graphed < FREE_SIZES:
+                return None
+            if self.own_pools:  # each graph keeps a pool of its temporaries, which `kept` does not count
+                return f"{graphed} sizes graphed, each in a memory pool of its own (at most {FREE_SIZES})"
+            kept = sum(self.kept.values())
+            if kept + nbytes > MAX_SMALL_TOTAL_BYTES:
+                return f"the artifact's graphs keep {kept} bytes (at most {MAX_SMALL_TOTAL_BYTES} past {FREE_SIZES} sizes)"
             return None
         if nbytes > MAX_GRAPH_BYTES:
             return f"above {MAX_GRAPH_BYTES} bytes"
