@@ -144,6 +144,9 @@ def main() -> list[dict]:
             mb.config.inplace_mutations = be != "mlir_sym_copies"
             mb.config.cuda_graph_max_sizes = int(be.partition("@")[2] or max_sizes_default)
             m = compiled_copy(base, be)
+            if dev == "cuda":
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
             t0 = time.perf_counter()
             try:
                 gen(m, prompts[0], a.new, be)
@@ -191,6 +194,8 @@ def main() -> list[dict]:
                    "recompiles": counters["stats"]["unique_graphs"] - graphs_first,
                    "graph_breaks": sum(counters["graph_break"].values()),
                    "tokens_equal": f"{equal}/{len(prompts)}"}
+            if dev == "cuda":  # what the row's graphs, caches and temporaries took at most
+                row["max_reserved_mb"] = round(torch.cuda.max_memory_reserved() / 2**20, 1)
             if be.startswith("mlir_sym"):
                 row["direct_graphs"] = mb.stats.direct_graphs
                 row["mutations_in_place"], row["mutations_copied"] = mb.stats.mutations_in_place, mb.stats.mutations_copied

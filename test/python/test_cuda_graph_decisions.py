@@ -370,3 +370,40 @@ def test_sizes_past_the_first_eight_share_a_smaller_byte_budget(monkeypatch):
     g.graphs[(0,)] = object()
     g.own_pools = True
     assert "pool" in g._why_not_graphed((100,), 16, 16)
+
+
+def test_past_eight_sizes_spares_need_room_and_own_pools_stop_at_eight(monkeypatch):
+    """A spare or variant graph of a size keeps about as many bytes as the size's first graph: past
+    FREE_SIZES graphed sizes it is captured only within the byte budget. An artifact whose graphs
+    each have a memory pool of their own graphs at most FREE_SIZES sizes, large ones included."""
+    monkeypatch.setattr(cuda_graphs, "MAX_SMALL_TOTAL_BYTES", 10 << 10)
+    g = CudaGraphs(_Artifact(), max_bytes=4096)
+    for n in range(cuda_graphs.FREE_SIZES):
+        g.graphs[(n,)] = object()
+        g.kept[(n,)] = 1 << 10
+    assert g._room_for_another((0,))  # 8 sizes: as before, always
+    g.graphs[(8,)] = object()
+    g.kept[(8,)] = 1 << 10
+    assert g._room_for_another((8,))  # 9 + 1 KiB <= 10 KiB
+    g.kept[(8,)] = 2 << 10
+    assert not g._room_for_another((8,))  # 10 + 2 KiB > 10 KiB
+    # own pools: the ninth size is refused at its second call, whatever its bytes
+    g2 = CudaGraphs(_Artifact(), max_bytes=4096)
+    g2.own_pools = True
+    for n in range(cuda_graphs.FREE_SIZES):
+        g2.graphs[(n,)] = object()
+    plan = (None, [], [(64, 64), 7])  # 16 KiB out: above max_bytes
+    _calls(g2, (99,), plan, [torch.zeros(4)], [1.0, 1.0, 1.0])
+    assert g2.graphs[(99,)] is None and g2.captures == 0
+
+
+def test_refused_sizes_are_forgotten_past_4096():
+    g = CudaGraphs(_Artifact(), max_bytes=1 << 20)
+    g.own_pools = True
+    for n in range(cuda_graphs.FREE_SIZES):
+        g.graphs[(n,)] = object()
+    plan = (None, [], [(4,), 7])
+    for n in range(100, 5000):
+        _calls(g, (n,), plan, [torch.zeros(4)], [1.0, 1.0])
+    assert len(g.graphs) <= 4096 + 1
+    assert sum(v is not None for v in g.graphs.values()) == cuda_graphs.FREE_SIZES

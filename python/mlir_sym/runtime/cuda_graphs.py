@@ -195,9 +195,11 @@ class CudaGraphs:
                 self.first_ptrs[key] = [_first(a) if isinstance(a, torch.Tensor)
                                         and a.device.type == self.device_type else None for a in args]
                 return None
-            if sum(1 for v in self.graphs.values() if v is not None) >= self.max_graphs:
-                if len(self.graphs) >= 4096:  # sizes that run normally: forget them, not the graphs
-                    self.graphs = {k: v for k, v in self.graphs.items() if v is not None}
+            if len(self.graphs) >= 4096:  # sizes that run normally: forget them, not the graphs
+                self.graphs = {k: v for k, v in self.graphs.items() if v is not None}
+            # each graph in a pool of its own (temporaries `kept` does not count): FREE_SIZES at most
+            limit = min(self.max_graphs, FREE_SIZES) if self.own_pools else self.max_graphs
+            if self._graphed() >= limit:
                 self.graphs[key] = None
                 return None
             # read in place: the very tensor of the first call, at the same address (a parameter);
@@ -245,7 +247,8 @@ class CudaGraphs:
                 return None
             if g.busy():
                 if g.spare is None:
-                    g.spare = self._capture(key, plan, args, g.in_place, spare=True, follow=g.follow) or _NO_SPARE
+                    g.spare = (self._capture(key, plan, args, g.in_place, spare=True, follow=g.follow)
+                               if self._room_for_another(key) else None) or _NO_SPARE
                 if g.spare is _NO_SPARE or g.spare.busy() or g.spare.moved():
                     self.busy_calls += 1
                     return None  # every capture's outputs are held: run normally (fresh outputs)
@@ -327,7 +330,7 @@ class CudaGraphs:
         variants = g.variants if g.variants is not None else {}
         v = variants.get(addresses)
         if v is None:
-            if len(variants) >= MAX_VARIANTS:
+            if len(variants) >= MAX_VARIANTS or not self._room_for_another(key):
                 return None
             in_place = list(g.in_place)
             for i in follow:
@@ -359,7 +362,7 @@ class CudaGraphs:
         """Why a size of `nbytes` input and output bytes a call, `copied` of them copied at each
         replay, runs normally, or None (see the module doc)."""
         if nbytes <= self.max_bytes:
-            graphed = sum(1 for v in self.graphs.values() if v is not None)
+            graphed = self._graphed()
             if graphed < FREE_SIZES:
                 return None
             if self.own_pools:  # each graph keeps a pool of its temporaries, which `kept` does not count
@@ -380,6 +383,21 @@ class CudaGraphs:
         if host < PAYBACK * copies:
             return f"host time {host} s against copies of {copies:.2e} s"
         return None
+
+    def _graphed(self) -> int:
+        """How many sizes have graphs (computed at a size's capture decisions only, not per call)."""
+        return sum(1 for v in self.graphs.values() if v is not None)
+
+    def _room_for_another(self, key: tuple) -> bool:
+        """Whether size `key` may capture another graph (a spare while its first one's outputs are
+        held, a variant for other addresses), about as many bytes as it keeps now: always while at
+        most FREE_SIZES sizes are graphed (as before there could be more); past them, within
+        MAX_SMALL_TOTAL_BYTES for the small sizes, MAX_TOTAL_BYTES for the others."""
+        if self._graphed() <= FREE_SIZES:
+            return True
+        mine = self.kept.get(key, 0)
+        budget = MAX_SMALL_TOTAL_BYTES if mine <= self.max_bytes else MAX_TOTAL_BYTES
+        return sum(self.kept.values()) + mine <= budget
 
     def _output_bytes(self, plan: tuple) -> int:
         """The bytes of the tensor outputs of a call with this plan (their shapes are the plan's), but
