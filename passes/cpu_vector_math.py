@@ -1,4 +1,4 @@
-"""Compute float32 `math.exp` and `math.tanh` with arithmetic on the CPU, so that LLVM vectorizes loops.
+"""Compute float32 `math.exp`, `math.tanh` and `math.log` with arithmetic on the CPU, so that LLVM vectorizes loops.
 
 `convert-math-to-llvm` makes `math.exp` the `llvm.exp` intrinsic, which the JIT lowers to a call of
 libm's `expf` per element (`math.tanh`: `tanhf`, 13 times eager's time over 1.3M elements): LLVM's
@@ -20,6 +20,12 @@ once `math-extend-to-supported-types` has run). The GPU path keeps libdevice's `
 `math.tanh(x)` (f32) is Cephes' `tanhf`: for |x| <= 0.625, `x + x^3 P(x^2)` (degree 4); above,
 `1 - 2 / (exp(2|x|) + 1)` with the exp above and the sign of x (1.0 from |x| > 9.01, where the exp
 overflows to inf); both computed and one selected. Within 2 ulp; exact at 0, +-inf (+-1) and NaN.
+
+`math.log(x)` (f32) is Cephes' `logf`: x = m 2^e with m in [sqrt(1/2), sqrt(2)) from the exponent
+and mantissa bits (a subnormal x scaled by 2^23 first), `log(m)` as `r - r^2/2 + r^3 P(r)` (r = m - 1,
+degree 8) plus `e ln2` in the two parts above. Within 1 ulp over every 97th positive float32 bit
+pattern, subnormals included (0.78 at most); log(+-0) = -inf, negative x and NaN give NaN, +inf
+stays. 1.3M elements: 1.0 ms against 5.0 with libm's `logf` (eager single-threaded 1.35).
 
 Before:
   %y = math.exp %x : f32
@@ -44,15 +50,26 @@ _C2 = -2.12194440e-4
 _P = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1]
 
 
+def _f32(v: float) -> ir.Value:
+    return arith.ConstantOp(ir.F32Type.get(), v).result
+
+
+def _i32(v: int) -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(32), v).result
+
+
+def _horner(coeffs: list[float], r: ir.Value) -> ir.Value:
+    """coeffs[0] r^n + ... + coeffs[n], by Horner's rule."""
+    p = _f32(coeffs[0])
+    for coeff in coeffs[1:]:
+        p = arith.AddFOp(arith.MulFOp(p, r).result, _f32(coeff)).result
+    return p
+
+
 def expand_exp(x: ir.Value) -> ir.Value:
     """Cephes' expf of the f32 value `x`, built at the current insertion point."""
     f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
-
-    def c(v: float) -> ir.Value:
-        return arith.ConstantOp(f32, v).result
-
-    def i(v: int) -> ir.Value:
-        return arith.ConstantOp(i32, v).result
+    c, i = _f32, _i32
 
     # maxnum / minnum (a NaN gives the bound: the NaN is selected back at the end), cheaper than
     # the NaN-propagating maximumf / minimumf on x86 without AVX-512
@@ -60,9 +77,7 @@ def expand_exp(x: ir.Value) -> ir.Value:
     k = math_d.FloorOp(arith.AddFOp(arith.MulFOp(xc, c(_LOG2E)).result, c(0.5)).result).result
     r = arith.SubFOp(xc, arith.MulFOp(k, c(_C1)).result).result
     r = arith.SubFOp(r, arith.MulFOp(k, c(_C2)).result).result
-    p = c(_P[0])
-    for coeff in _P[1:]:
-        p = arith.AddFOp(arith.MulFOp(p, r).result, c(coeff)).result
+    p = _horner(_P, r)
     z = arith.MulFOp(r, r).result
     y = arith.AddFOp(arith.AddFOp(arith.MulFOp(p, z).result, r).result, c(1.0)).result
     ki = arith.FPToSIOp(i32, k).result
@@ -83,16 +98,11 @@ _T = [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, 
 
 def expand_tanh(x: ir.Value) -> ir.Value:
     """Cephes' tanhf of the f32 value `x`, built at the current insertion point."""
-    f32 = ir.F32Type.get()
-
-    def c(v: float) -> ir.Value:
-        return arith.ConstantOp(f32, v).result
+    c = _f32
 
     a = math_d.AbsFOp(x).result
     z = arith.MulFOp(x, x).result
-    p = c(_T[0])
-    for coeff in _T[1:]:
-        p = arith.AddFOp(arith.MulFOp(p, z).result, c(coeff)).result
+    p = _horner(_T, z)
     small = arith.AddFOp(arith.MulFOp(arith.MulFOp(p, z).result, x).result, x).result
     e = expand_exp(arith.AddFOp(a, a).result)
     large = arith.SubFOp(c(1.0), arith.DivFOp(c(2.0), arith.AddFOp(e, c(1.0)).result).result).result
@@ -102,12 +112,52 @@ def expand_tanh(x: ir.Value) -> ir.Value:
     return math_d.CopySignOp(y, x).result
 
 
-_EXPANSIONS = {"math.exp": expand_exp, "math.tanh": expand_tanh}
+_L = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+      -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1]
+_SQRTHF = 0.707106781186547524
+_TINY = 1.17549435e-38  # the least normal float32
+
+
+def expand_log(x: ir.Value) -> ir.Value:
+    """Cephes' logf of the f32 value `x`, built at the current insertion point."""
+    f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    c, i = _f32, _i32
+
+    def cmp(pred, a, b) -> ir.Value:
+        return arith.CmpFOp(pred, a, b).result
+
+    # a subnormal x scaled by 2^23 into the normals, its exponent taken back below
+    sub = cmp(arith.CmpFPredicate.OLT, math_d.AbsFOp(x).result, c(_TINY))
+    xs = arith.SelectOp(sub, arith.MulFOp(x, c(8388608.0)).result, x).result
+    bits = arith.BitcastOp(i32, xs).result
+    e = arith.SubIOp(arith.AndIOp(arith.ShRUIOp(bits, i(23)).result, i(0xFF)).result, i(126)).result
+    e = arith.SubIOp(e, arith.SelectOp(sub, i(23), i(0)).result).result
+    # the mantissa in [0.5, 1) (frexp), then in [sqrt(1/2), sqrt(2)) minus 1
+    m = arith.BitcastOp(f32, arith.OrIOp(arith.AndIOp(bits, i(0x007FFFFF)).result, i(0x3F000000)).result).result
+    low = cmp(arith.CmpFPredicate.OLT, m, c(_SQRTHF))
+    e = arith.SubIOp(e, arith.ExtUIOp(i32, low).result).result
+    r = arith.SubFOp(arith.SelectOp(low, arith.AddFOp(m, m).result, m).result, c(1.0)).result
+    z = arith.MulFOp(r, r).result
+    p = _horner(_L, r)
+    y = arith.MulFOp(arith.MulFOp(p, r).result, z).result
+    fe = arith.SIToFPOp(f32, e).result
+    y = arith.AddFOp(y, arith.MulFOp(fe, c(_C2)).result).result
+    y = arith.SubFOp(y, arith.MulFOp(z, c(0.5)).result).result
+    y = arith.AddFOp(arith.AddFOp(r, y).result, arith.MulFOp(fe, c(_C1)).result).result
+    # special values: log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, NaN quieted (x + x)
+    inf, nan = c(float("inf")), c(float("nan"))
+    y = arith.SelectOp(cmp(arith.CmpFPredicate.OEQ, x, inf), inf, y).result
+    y = arith.SelectOp(cmp(arith.CmpFPredicate.OLT, x, c(0.0)), nan, y).result
+    y = arith.SelectOp(cmp(arith.CmpFPredicate.OEQ, x, c(0.0)), c(float("-inf")), y).result
+    return arith.SelectOp(cmp(arith.CmpFPredicate.UNO, x, x), arith.AddFOp(x, x).result, y).result
+
+
+_EXPANSIONS = {"math.exp": expand_exp, "math.tanh": expand_tanh, "math.log": expand_log}
 
 
 @register
 class CpuVectorMath(SymPass):
-    """Compute float32 math.exp / math.tanh with arithmetic (Cephes' expf, tanhf) so that CPU loops calling them vectorize."""
+    """Compute float32 math.exp / math.tanh / math.log with arithmetic (Cephes' expf, tanhf, logf) so that CPU loops calling them vectorize."""
 
     name = "sym-cpu-vector-math"
 

@@ -35,14 +35,36 @@ func.func @tanh_f32(%x: f32) -> f32 {
 
 // -----
 
-// float64 and vectors keep the upstream lowering (libm's exp / tanh).
+// A float32 log: subnormals scaled, exponent and mantissa from the bits, the mantissa folded into
+// [sqrt(1/2), sqrt(2)), the polynomial, e * ln2 in two parts, the special values selected.
+// CHECK-LABEL: func.func @log_f32
+// CHECK-NOT: math.log
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.shrui
+// CHECK: arith.ori
+// CHECK: arith.sitofp
+// CHECK: arith.cmpf oeq
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf uno
+// CHECK: return
+func.func @log_f32(%x: f32) -> f32 {
+  %y = math.log %x : f32
+  return %y : f32
+}
+
+// -----
+
+// float64 and vectors keep the upstream lowering (libm's exp / tanh / log).
 // CHECK-LABEL: func.func @kept
 // CHECK: math.exp %{{.*}} : f64
 // CHECK: math.tanh %{{.*}} : f64
 // CHECK: math.exp %{{.*}} : vector<4xf32>
-func.func @kept(%x: f64, %v: vector<4xf32>) -> (f64, f64, vector<4xf32>) {
+// CHECK: math.log %{{.*}} : f64
+func.func @kept(%x: f64, %v: vector<4xf32>) -> (f64, f64, vector<4xf32>, f64) {
   %y = math.exp %x : f64
   %t = math.tanh %x : f64
   %w = math.exp %v : vector<4xf32>
-  return %y, %t, %w : f64, f64, vector<4xf32>
+  %l = math.log %x : f64
+  return %y, %t, %w, %l : f64, f64, vector<4xf32>, f64
 }

@@ -1,5 +1,5 @@
-"""float32 exp and tanh on the CPU path (passes/cpu_vector_math.py: Cephes' expf / tanhf in arithmetic,
-which LLVM vectorizes): within 1 ulp (exp) / 2 ulp (tanh) of the float64 results over sweeps that
+"""float32 exp, tanh and log on the CPU path (passes/cpu_vector_math.py: Cephes' expf / tanhf / logf in
+arithmetic, which LLVM vectorizes): within 1 ulp (exp, log) / 2 ulp (tanh) of the float64 results over sweeps that
 cross the reduction boundaries, the overflow, underflow and subnormal ranges and the tanh branch
 point; exact at the special values (signed zeros, infinities, NaN); bf16 inputs through float32.
 """
@@ -41,7 +41,8 @@ def _same_specials(got: torch.Tensor, want: torch.Tensor) -> None:
 @pytest.mark.parametrize("fn, ranges, bound", [
     (torch.exp, [(-110, 110), (-1, 1), (-0.4, 0.4), (-104, -87), (87, 89)], 1.0),
     (torch.tanh, [(-12, 12), (-1, 1), (0.6, 0.65), (-1e-3, 1e-3), (8.9, 9.2)], 2.0),
-], ids=["exp", "tanh"])
+    (torch.log, [(0, 1e-37), (0, 2), (0.7, 1.42), (1, 1e6), (1e30, 3e38), (-5, 0)], 1.0),
+], ids=["exp", "tanh", "log"])
 def test_float32_results_within_an_ulp_or_two(fn, ranges, bound):
     x = _sweep(ranges)
     cf = torch.compile(fn, backend="mlir_sym", dynamic=True)
@@ -64,18 +65,27 @@ def test_subnormal_and_overflowing_exps_round_like_libm():
 
 def test_bf16_inputs_compute_through_float32():
     x = (torch.randn(4096) * 4).bfloat16()
-    for fn in (torch.exp, torch.tanh, torch.sigmoid):
+    for fn in (torch.exp, torch.tanh, torch.sigmoid, torch.log):
         torch._dynamo.reset()
-        got = torch.compile(fn, backend="mlir_sym", dynamic=True)(x)
-        torch.testing.assert_close(got, fn(x), rtol=0, atol=0) if fn is not torch.sigmoid else \
-            torch.testing.assert_close(got, fn(x))
+        xin = x.abs() if fn is torch.log else x
+        got = torch.compile(fn, backend="mlir_sym", dynamic=True)(xin)
+        torch.testing.assert_close(got, fn(xin), rtol=0, atol=0) if fn is not torch.sigmoid else \
+            torch.testing.assert_close(got, fn(xin))
 
 
 def test_a_signaling_nan_comes_back_quiet():
     """As libm's exp and tanh (and eager): exp of a signaling NaN (0x7f800001) is the quiet NaN
     with its payload (0x7fc00001); the expansion returned the signaling one until it added x to itself."""
     x = torch.tensor([0x7F800001, 0x7FC00002], dtype=torch.int32).view(torch.float32)
-    for fn in (torch.exp, torch.tanh):
+    for fn in (torch.exp, torch.tanh, torch.log):
         torch._dynamo.reset()
         got = torch.compile(fn, backend="mlir_sym", dynamic=True)(x)
         assert torch.equal(got.view(torch.int32), fn(x).view(torch.int32)), (fn, got.view(torch.int32))
+
+
+def test_log_of_every_97th_bit_pattern_within_an_ulp():
+    """Every 97th positive float32 bit pattern (subnormals, every binade, up to the largest
+    float): log within 1 ulp of the float64 result wherever that is a normal float32."""
+    x = torch.arange(1, 0x7F800000, 97, dtype=torch.int64).to(torch.int32).view(torch.float32)
+    got = torch.compile(torch.log, backend="mlir_sym", dynamic=True)(x)
+    assert _ulps(got, x, torch.log) <= 1.0
