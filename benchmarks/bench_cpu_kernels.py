@@ -1,6 +1,6 @@
 """CPU kernels of a decode step, eager beside, in one process: a linear layer's product at a few
 rows against a [8000, 256] weight (a language model's head: dot products over the weight's rows),
-and float32 exp, tanh, sigmoid, tanh-GELU and log over 1.3M elements. Median microseconds per call of
+and float32 exp, tanh, sigmoid, tanh-GELU, log, erf and erf-GELU over 1.3M elements. Median microseconds per call of
 eager and of torch.compile(backend="mlir_sym", dynamic=True), and their ratio.
 
 `--without PASSES` takes passes out of the CPU pipeline (`linalg-to-llvm` and its lowering) for the
@@ -37,6 +37,8 @@ def cases() -> list[tuple[str, object, list[torch.Tensor]]]:
     out = [(f"linear [{m}, 256] x [8000, 256]^T", linear, [torch.randn(m, 256)]) for m in (1, 8, 32)]
     out += [(f"{fn.__name__} [{x.numel()}]", fn, [x]) for fn in (torch.exp, torch.tanh, torch.sigmoid, gelu_tanh)]
     out.append((f"log [{x.numel()}]", torch.log, [x.abs() + 1e-3]))
+    out.append((f"erf [{x.numel()}]", torch.erf, [x]))
+    out.append((f"gelu (erf) [{x.numel()}]", F.gelu, [x]))
     return out
 
 

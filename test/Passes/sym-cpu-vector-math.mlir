@@ -55,6 +55,24 @@ func.func @log_f32(%x: f32) -> f32 {
 
 // -----
 
+// A float32 erf: the small branch's polynomial in x^2, the large one's exp(-x^2) times a polynomial
+// in (|x| - 2.5) / 1.5, selected by |x| < 1 and |x| < 4, x's sign, NaN selected back.
+// CHECK-LABEL: func.func @erf_f32
+// CHECK-NOT: math.erf
+// CHECK: math.absf
+// CHECK: arith.negf
+// CHECK: math.floor
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf olt
+// CHECK: math.copysign
+// CHECK: arith.cmpf uno
+func.func @erf_f32(%x: f32) -> f32 {
+  %y = math.erf %x : f32
+  return %y : f32
+}
+
+// -----
+
 // float64 and vectors keep the upstream lowering (libm's exp / tanh / log).
 // CHECK-LABEL: func.func @kept
 // CHECK: math.exp %{{.*}} : f64
