@@ -7,6 +7,7 @@ from mlir_sym.passes import (  # noqa: F401
     collapse_broadcast_dims,
     collapse_leading_dims,
     cpu_accumulators,
+    cpu_register_tiles,
     cpu_vector_math,
     gpu_gather_rows,
     concat_to_select,

@@ -74,7 +74,7 @@ PIPELINES: dict[str, str] = {
         "func.func(tm-tensor-bufferize), canonicalize, sym-forward-copies, func.func(buffer-hoisting, buffer-loop-hoisting), ownership-based-buffer-deallocation, "
         "canonicalize, buffer-deallocation-simplification, bufferization-lower-deallocations, cse, canonicalize, "
         f"sym-memref-copy-to-linalg, func.func(linalg-generalize-named-ops), sym-interchange-for-locality, sym-sort-to-merge, sym-scatter-to-parallel{{atomics=0}}, "
-        f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), sym-cpu-accumulators, {_COMPUTE_TO_LLVM})"
+        f"func.func(convert-linalg-to-loops, tm-tensor-to-loops), sym-cpu-accumulators, sym-cpu-register-tiles, {_COMPUTE_TO_LLVM})"
     ),
     # GPU (gpu_compile.py): linalg on tensors -> host function of gpu.launch_func + gpu.modules in NVVM.
     # Destination passing and fusion as for the CPU; matmuls become cuBLAS calls; every linalg op

@@ -1,0 +1,123 @@
+// RUN: symopt %s --split-input-file --sym-cpu-register-tiles | filecheck %s
+
+// A product's row loop (after sym-cpu-accumulators): four rows a step share each loaded element of
+// B in one k loop with four accumulators; the rows past the last multiple of 4 run the original loops.
+// CHECK-LABEL: func.func @product
+// CHECK: %[[N:.*]] = arith.maxsi
+// CHECK: arith.floordivsi %[[N]], %c4
+// CHECK: %[[MAIN:.*]] = arith.addi
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[MAIN]] step %c4
+// CHECK: scf.for %[[J:.*]] =
+// CHECK-COUNT-4: memref.load %arg2
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
+// CHECK-COUNT-4: arith.addf {{.*}} fastmath<reassoc,contract>
+// CHECK: scf.yield {{.*}} : f32, f32, f32, f32
+// CHECK-COUNT-4: memref.store
+// CHECK: scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c1
+// CHECK: iter_args({{.*}}) -> (f32)
+func.func @product(%a: memref<?x256xf32>, %b: memref<8000x256xf32>, %c: memref<?x8000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c8000 = arith.constant 8000 : index
+  %m = memref.dim %a, %c0 : memref<?x256xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %j = %c0 to %c8000 step %c1 {
+      %init = memref.load %c[%i, %j] : memref<?x8000xf32>
+      %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %k] : memref<?x256xf32>
+        %w = memref.load %b[%j, %k] : memref<8000x256xf32>
+        %p = arith.mulf %x, %w fastmath<contract> : f32
+        %s = arith.addf %acc, %p fastmath<reassoc,contract> : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %c[%i, %j] : memref<?x8000xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The output does not depend on the row (a sum over rows and k into out[j]): the rows are not
+// independent, nothing changes.
+// CHECK-LABEL: func.func @rows_reduced
+// CHECK-NOT: step %c4
+// CHECK: iter_args({{.*}}) -> (f32)
+// CHECK-NOT: -> (f32, f32
+func.func @rows_reduced(%a: memref<?x256xf32>, %b: memref<64x256xf32>, %c: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %m = memref.dim %a, %c0 : memref<?x256xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %j = %c0 to %c64 step %c1 {
+      %init = memref.load %c[%j] : memref<64xf32>
+      %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %k] : memref<?x256xf32>
+        %w = memref.load %b[%j, %k] : memref<64x256xf32>
+        %p = arith.mulf %x, %w : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %c[%j] : memref<64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Every load depends on the row (an elementwise square summed per row and column): nothing to
+// share, nothing changes.
+// CHECK-LABEL: func.func @nothing_shared
+// CHECK-NOT: step %c4
+// CHECK-NOT: -> (f32, f32
+func.func @nothing_shared(%a: memref<?x64x256xf32>, %c: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %m = memref.dim %a, %c0 : memref<?x64x256xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %j = %c0 to %c64 step %c1 {
+      %init = memref.load %c[%i, %j] : memref<?x64xf32>
+      %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %j, %k] : memref<?x64x256xf32>
+        %p = arith.mulf %x, %x : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %c[%i, %j] : memref<?x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The output is also read in the k loop (the same argument): it may alias, nothing changes.
+// CHECK-LABEL: func.func @output_read_inside
+// CHECK-NOT: step %c4
+// CHECK-NOT: -> (f32, f32
+func.func @output_read_inside(%a: memref<?x64xf32>, %b: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %m = memref.dim %a, %c0 : memref<?x64xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %j = %c0 to %c64 step %c1 {
+      %init = memref.load %a[%i, %j] : memref<?x64xf32>
+      %r = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %k] : memref<?x64xf32>
+        %w = memref.load %b[%j, %k] : memref<64x64xf32>
+        %p = arith.mulf %x, %w : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %a[%i, %j] : memref<?x64xf32>
+    }
+  }
+  return
+}
