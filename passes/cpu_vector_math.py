@@ -65,10 +65,12 @@ def _i32(v: int) -> ir.Value:
 
 
 def _horner(coeffs: list[float], r: ir.Value) -> ir.Value:
-    """coeffs[0] r^n + ... + coeffs[n], by Horner's rule."""
+    """coeffs[0] r^n + ... + coeffs[n], by Horner's rule, each step one fused multiply-add where the
+    target has them (`contract`: the product is not rounded on its own)."""
+    fm = ir.Attribute.parse("#arith.fastmath<contract>")
     p = _f32(coeffs[0])
     for coeff in coeffs[1:]:
-        p = arith.AddFOp(arith.MulFOp(p, r).result, _f32(coeff)).result
+        p = arith.AddFOp(arith.MulFOp(p, r, fastmath=fm).result, _f32(coeff), fastmath=fm).result
     return p
 
 
