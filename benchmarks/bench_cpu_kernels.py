@@ -1,5 +1,6 @@
 """CPU kernels of a decode step, eager beside, in one process: a linear layer's product at a few
 rows against a [8000, 256] weight (a language model's head: dot products over the weight's rows),
+GPT-2's Conv1D (`addmm` with a [256, 768] weight as [in, out]),
 and float32 exp, tanh, sigmoid, tanh-GELU, log, erf and erf-GELU over 1.3M elements. Median microseconds per call of
 eager and of torch.compile(backend="mlir_sym", dynamic=True), and their ratio.
 
@@ -35,6 +36,12 @@ def cases() -> list[tuple[str, object, list[torch.Tensor]]]:
         return F.gelu(a, approximate="tanh")
 
     out = [(f"linear [{m}, 256] x [8000, 256]^T", linear, [torch.randn(m, 256)]) for m in (1, 8, 32)]
+    w2, b2 = torch.randn(256, 768), torch.randn(768)
+
+    def conv1d(a):  # GPT-2's Conv1D: addmm with the weight as [in, out]
+        return torch.addmm(b2, a, w2)
+
+    out += [(f"addmm [{m}, 256] x [256, 768]", conv1d, [torch.randn(m, 256)]) for m in (8, 32)]
     out += [(f"{fn.__name__} [{x.numel()}]", fn, [x]) for fn in (torch.exp, torch.tanh, torch.sigmoid, gelu_tanh)]
     out.append((f"log [{x.numel()}]", torch.log, [x.abs() + 1e-3]))
     out.append((f"erf [{x.numel()}]", torch.erf, [x]))

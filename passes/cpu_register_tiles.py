@@ -22,6 +22,16 @@ the rows are independent), C's root buffer is a function argument or an allocati
 every buffer the k loop reads (as sym-cpu-accumulators decides aliasing), and some load of the k
 loop does not depend on the row while another does (else nothing is shared).
 
+The other form of a product, `C[i, j] += A[i, k] W[k, j]` with W as [K, N] (`x @ W`, GPT-2's Conv1D),
+is loops i, k, j with the columns innermost (vectorized over j, C's row updated at every k). There
+the row loop steps by 4 around the k and j loops, and the j loop's body runs for the four rows,
+every row's loads and arithmetic before the stores (C's four elements are distinct, and C's buffer
+is distinct from the others), so the four loads of W[k, j] are one: the j loop loads W once for
+four rows' updates, and W streams once per four rows. Qualifies: the row loop (step 1) holds only
+the k loop, which holds only the j loop; its body's one store is to C at an index of i and j (as
+above), it loads C only there and before the store, reads other buffers, one without i.
+Counted as `update-tiles` (the first form: `row-tiles`).
+
 Before:
   scf.for %i = %lo to %m step %c1 {
     scf.for %j = %c0 to %n step %c1 {
@@ -54,6 +64,12 @@ ROWS = 4
 _PURE_DIALECTS = ("arith.", "math.", "index.")
 
 
+def _rows(t: ir.Value) -> list[ir.Value]:
+    """t, t + 1, ..., t + ROWS - 1 (at the insertion point)."""
+    idx_t = ir.IndexType.get()
+    return [t] + [arith.AddIOp(t, arith.ConstantOp(idx_t, u).result).result for u in range(1, ROWS)]
+
+
 def _body(loop: ir.Operation) -> list[ir.Operation]:
     """The ops of a loop's body but its terminator."""
     return [o.operation for o in loop.regions[0].blocks[0].operations][:-1]
@@ -71,6 +87,102 @@ class CpuRegisterTiles(SymPass):
             if match is not None:
                 self._rewrite(loop, *match)
                 self.bump("row-tiles")
+                continue
+            match = self._match_rows_of_updates(loop)
+            if match is not None:
+                self._rewrite_updates(loop, *match)
+                self.bump("update-tiles")
+
+    def _match_rows_of_updates(self, rows: ir.Operation):
+        """`C[i, j] += A[i, k] W[k, j]` as loops i, k, j (W as [K, N], the columns innermost): the row
+        loop (step 1) holding only a k loop holding only a j loop whose body loads and stores C at
+        one index holding i and j, and reads other buffers, one of them without i."""
+        if len(rows.results) or constant_value(rows.operands[2]) != 1:
+            return None
+        mid = _body(rows)
+        if len(mid) != 1 or mid[0].name != "scf.for" or len(mid[0].results):
+            return None
+        kl = mid[0]
+        inner = _body(kl)
+        if len(inner) != 1 or inner[0].name != "scf.for" or len(inner[0].results):
+            return None
+        jl = inner[0]
+        i, j = rows.regions[0].blocks[0].arguments[0], jl.regions[0].blocks[0].arguments[0]
+        if any(_inside(v, rows) for v in [*kl.operands[:3], *jl.operands[:3]]):
+            return None
+        body = _body(jl)
+        stores = [o for o in body if o.name == "memref.store"]
+        if len(stores) != 1:
+            return None
+        store = stores[0]
+        buf, idx = store.operands[1], list(store.operands[2:])
+        if (_inside(buf, rows) or sum(v == i for v in idx) != 1 or sum(v == j for v in idx) != 1
+                or any(v not in (i, j) and _inside(v, rows) for v in idx)):
+            return None
+        root = _buffer(root_buffer(buf))
+        if root is None:
+            return None
+        if any(o.name == "memref.load" for o in body[body.index(store):]):
+            return None  # the stores move after every load: none may read after the store
+        shared = by_row = False
+        for o in body:
+            if o.regions and len(o.regions):
+                return None
+            if o.name == "memref.load":
+                if o.operands[0] == buf and list(o.operands[1:]) == idx:
+                    continue  # C's own element
+                other = _buffer(root_buffer(o.operands[0]))
+                if other is None or other == root or _inside(o.operands[0], rows):
+                    return None
+                if any(_depends_on(v, i, rows) for v in o.operands[1:]):
+                    by_row = True
+                else:
+                    shared = True
+            elif o.name != "memref.store" and not o.name.startswith(_PURE_DIALECTS):
+                return None
+        if not (shared and by_row):
+            return None
+        return kl, jl, i
+
+    def _rewrite_updates(self, rows: ir.Operation, kl, jl, i: ir.Value) -> None:
+        tiles, main = self._tiles(rows)
+        with ir.InsertionPoint(tiles.body), rows.location:
+            nk = scf.ForOp(kl.operands[0], kl.operands[1], kl.operands[2])
+            scf.YieldOp([])
+        with ir.InsertionPoint(nk.body), rows.location:
+            rows_u = _rows(tiles.induction_variable)
+            nj = scf.ForOp(jl.operands[0], jl.operands[1], jl.operands[2])
+            scf.YieldOp([])
+        with ir.InsertionPoint(nj.body), rows.location:
+            # every row's loads and arithmetic first, then the stores (each row's own element of C,
+            # which no other row reads), so that the rows' identical loads of W are one (CSE)
+            maps = [{i: r, kl.regions[0].blocks[0].arguments[0]: nk.induction_variable,
+                     jl.regions[0].blocks[0].arguments[0]: nj.induction_variable} for r in rows_u]
+            body = _body(jl)
+            for m in maps:
+                for o in body:
+                    if o.name != "memref.store":
+                        clone_remapped(o, m)
+            for m in maps:
+                for o in body:
+                    if o.name == "memref.store":
+                        clone_remapped(o, m)
+            scf.YieldOp([])
+        rows.operands[0] = main  # the rows past the last whole tile: the original loops
+
+    @staticmethod
+    def _tiles(rows: ir.Operation) -> tuple:
+        """Before `rows`: the loop over its whole tiles of ROWS rows (an empty body), and where the
+        tiles end: `lo + (max(hi - lo, 0) floordiv ROWS) * ROWS`."""
+        idx_t = ir.IndexType.get()
+        lo, hi = rows.operands[0], rows.operands[1]
+        with ir.InsertionPoint(rows), rows.location:
+            cst = lambda v: arith.ConstantOp(idx_t, v).result  # noqa: E731
+            n = arith.MaxSIOp(arith.SubIOp(hi, lo).result, cst(0)).result
+            whole = arith.MulIOp(arith.FloorDivSIOp(n, cst(ROWS)).result, cst(ROWS)).result
+            main = arith.AddIOp(lo, whole).result
+            tiles = scf.ForOp(lo, main, cst(ROWS))
+        return tiles, main
 
     def _match(self, rows: ir.Operation):
         if len(rows.results) or constant_value(rows.operands[2]) != 1:
@@ -117,22 +229,12 @@ class CpuRegisterTiles(SymPass):
         return cols, load, red, store, i, j
 
     def _rewrite(self, rows: ir.Operation, cols, load, red, store, i: ir.Value, j: ir.Value) -> None:
-        idx_t = ir.IndexType.get()
-        loc = rows.location
-        lo, hi = rows.operands[0], rows.operands[1]
-        with ir.InsertionPoint(rows), loc:
-            cst = lambda v: arith.ConstantOp(idx_t, v).result  # noqa: E731
-            n = arith.MaxSIOp(arith.SubIOp(hi, lo).result, cst(0)).result
-            whole = arith.MulIOp(arith.FloorDivSIOp(n, cst(ROWS)).result, cst(ROWS)).result
-            main = arith.AddIOp(lo, whole).result
-            tiles = scf.ForOp(lo, main, cst(ROWS))
-        with ir.InsertionPoint(tiles.body), loc:
+        tiles, main = self._tiles(rows)
+        with ir.InsertionPoint(tiles.body), rows.location:
             ncols = scf.ForOp(cols.operands[0], cols.operands[1], cols.operands[2])
             scf.YieldOp([])
-        t = tiles.induction_variable
-        with ir.InsertionPoint(ncols.body), loc:
-            rows_u = [t] + [arith.AddIOp(t, arith.ConstantOp(idx_t, u).result).result for u in range(1, ROWS)]
-            maps = [{i: r, j: ncols.induction_variable} for r in rows_u]
+        with ir.InsertionPoint(ncols.body), rows.location:
+            maps = [{i: r, j: ncols.induction_variable} for r in _rows(tiles.induction_variable)]
             buf, idx = load.operands[0], list(load.operands[1:])
             inits = [memref_d.LoadOp(buf, [m.get(v, v) for v in idx]).result for m in maps]
             nred = scf.ForOp(red.operands[0], red.operands[1], red.operands[2], inits)

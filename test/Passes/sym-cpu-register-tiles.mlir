@@ -121,3 +121,68 @@ func.func @output_read_inside(%a: memref<?x64xf32>, %b: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// C += A W with W as [K, N]: loops i, k, j, C's row updated at every k. Four rows a step around the
+// k and j loops; in the j loop every row's loads and arithmetic first (W[k, j] four times, one after
+// CSE), then the four stores; the rest of the rows in the original loops.
+// CHECK-LABEL: func.func @updates
+// CHECK: scf.for %{{.*}} step %c4
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: scf.for %[[J:.*]] =
+// CHECK-COUNT-4: memref.load %arg1[%[[K]], %[[J]]]
+// CHECK-NOT: memref.store
+// CHECK: arith.addf
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.store
+// CHECK: scf.for %{{.*}} step %c1
+func.func @updates(%a: memref<?x256xf32>, %w: memref<256x768xf32>, %c: memref<?x768xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c768 = arith.constant 768 : index
+  %m = memref.dim %a, %c0 : memref<?x256xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %k = %c0 to %c256 step %c1 {
+      scf.for %j = %c0 to %c768 step %c1 {
+        %x = memref.load %a[%i, %k] : memref<?x256xf32>
+        %y = memref.load %w[%k, %j] : memref<256x768xf32>
+        %o = memref.load %c[%i, %j] : memref<?x768xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %o, %p : f32
+        memref.store %s, %c[%i, %j] : memref<?x768xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The body reads C again after its store: the stores cannot move after the other rows' loads.
+// CHECK-LABEL: func.func @load_after_store
+// CHECK-NOT: step %c4
+func.func @load_after_store(%a: memref<?x256xf32>, %w: memref<256x768xf32>, %c: memref<?x768xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c768 = arith.constant 768 : index
+  %m = memref.dim %a, %c0 : memref<?x256xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %k = %c0 to %c256 step %c1 {
+      scf.for %j = %c0 to %c768 step %c1 {
+        %x = memref.load %a[%i, %k] : memref<?x256xf32>
+        %y = memref.load %w[%k, %j] : memref<256x768xf32>
+        %o = memref.load %c[%i, %j] : memref<?x768xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %o, %p : f32
+        memref.store %s, %c[%i, %j] : memref<?x768xf32>
+        %again = memref.load %c[%i, %j] : memref<?x768xf32>
+      }
+    }
+  }
+  return
+}

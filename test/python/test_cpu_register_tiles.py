@@ -1,8 +1,8 @@
-"""Products computed four rows at a time on the CPU (passes/cpu_register_tiles.py): linear layers
-(dot products over the weight's rows: the pass applies, as the pipeline's statistics show) at row
-counts below, at and past multiples of 4 (the tiles and the remaining rows), against eager, one
-compilation serving every row count; matmuls and batched matmuls, whose loops take another form
-(the weight's rows innermost), keep eager's results."""
+"""Products computed four rows at a time on the CPU (passes/cpu_register_tiles.py), in both loop
+forms: linear layers (dot products over the weight's rows: `row-tiles`) and `x @ W`, `addmm` and
+batched matmuls (the columns innermost: `update-tiles`), at row counts below, at and past multiples
+of 4 (the tiles and the remaining rows), against eager, one compilation serving every row count;
+the pipeline's statistics show the pass applied (each test fails without it)."""
 from __future__ import annotations
 
 import logging
@@ -31,13 +31,19 @@ def test_linear_rows_in_tiles_of_four_and_the_rest(caplog, monkeypatch):
     assert "sym-cpu-register-tiles: row-tiles=1" in caplog.text
 
 
-def test_matmul_and_batched_matmul():
+@pytest.mark.parametrize("what", ["matmul", "addmm", "bmm"])
+def test_updates_of_rows_in_tiles_of_four(caplog, monkeypatch, what):
+    monkeypatch.setenv("MLIR_SYM_ARTIFACT_CACHE", "0")
+    caplog.set_level(logging.INFO, logger="mlir_sym.passes")
     torch.manual_seed(1)
-    w = torch.randn(64, 48)
-    _check(lambda x: x @ w, lambda n: [torch.randn(n, 64)], [2, 6, 9])
-    torch._dynamo.reset()
-    backend.stats.reset()
-    _check(torch.bmm, lambda n: [torch.randn(3, n, 32), torch.randn(3, 32, 40)], [2, 5, 12])
+    w, b = torch.randn(64, 48), torch.randn(48)
+    if what == "matmul":
+        _check(lambda x: x @ w, lambda n: [torch.randn(n, 64)], [2, 6, 9, 12])
+    elif what == "addmm":  # GPT-2's Conv1D
+        _check(lambda x: torch.addmm(b, x, w), lambda n: [torch.randn(n, 64)], [3, 8, 13])
+    else:
+        _check(torch.bmm, lambda n: [torch.randn(3, n, 32), torch.randn(3, 32, 40)], [2, 5, 12])
+    assert "update-tiles=1" in caplog.text
 
 
 @pytest.mark.parametrize("rows", [2, 11])
