@@ -56,7 +56,8 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, memref as memref_d, scf
 
-from mlir_sym.passes._compute_common import clone_remapped, constant_value, ops_named, root_buffer
+from mlir_sym.passes._compute_common import (clone_remapped, constant_value, defining_op, identity_layout, ops_named,
+                                              root_buffer)
 from mlir_sym.passes.cpu_accumulators import _buffer, _depends_on, _inside
 from mlir_sym.passes.registry import SymPass, register
 
@@ -68,6 +69,28 @@ def _rows(t: ir.Value) -> list[ir.Value]:
     """t, t + 1, ..., t + ROWS - 1 (at the insertion point)."""
     idx_t = ir.IndexType.get()
     return [t] + [arith.AddIOp(t, arith.ConstantOp(idx_t, u).result).result for u in range(1, ROWS)]
+
+
+def _rows_apart(buf: ir.Value, dim: int) -> bool:
+    """Whether different values of index `dim` of `buf` are different elements: an identity layout,
+    a static nonzero stride there, or a dynamic one through views that keep rows apart (subviews,
+    casts, reshapes; not a reinterpret_cast, which may give the rows a stride of 0)."""
+    t = ir.MemRefType(buf.type)
+    if identity_layout(t):
+        return True
+    stride = t.get_strides_and_offset()[0][dim]
+    if stride == 0:
+        return False
+    if not ir.ShapedType.is_dynamic_stride_or_offset(stride):
+        return True
+    v = buf
+    while True:
+        op = defining_op(v)
+        if op is None:
+            return True  # a function argument
+        if op.name not in ("memref.subview", "memref.cast", "memref.expand_shape", "memref.collapse_shape"):
+            return op.name in ("memref.alloc", "memref.alloca", "memref.get_global")
+        v = op.operands[0]
 
 
 def _body(loop: ir.Operation) -> list[ir.Operation]:
@@ -120,7 +143,7 @@ class CpuRegisterTiles(SymPass):
                 or any(v not in (i, j) and _inside(v, rows) for v in idx)):
             return None
         root = _buffer(root_buffer(buf))
-        if root is None:
+        if root is None or not _rows_apart(buf, idx.index(i)):
             return None
         if any(o.name == "memref.load" for o in body[body.index(store):]):
             return None  # the stores move after every load: none may read after the store
@@ -207,7 +230,7 @@ class CpuRegisterTiles(SymPass):
                 v not in (i, j) and _inside(v, rows) for v in idx):
             return None
         root = _buffer(root_buffer(buf))
-        if root is None:
+        if root is None or not _rows_apart(buf, idx.index(i)):
             return None
         body = _body(red)
         shared = by_row = False
@@ -241,6 +264,7 @@ class CpuRegisterTiles(SymPass):
             old_yield = [o.operation for o in red.regions[0].blocks[0].operations][-1]
             with ir.InsertionPoint(nred.body):
                 for u, m in enumerate(maps):
+                    m[load.results[0]] = inits[u]  # C's first value, if the k loop reads it directly
                     m[red.regions[0].blocks[0].arguments[0]] = nred.induction_variable
                     m[red.regions[0].blocks[0].arguments[1]] = nred.inner_iter_args[u]
                     for o in _body(red):

@@ -24,14 +24,19 @@ overflows to inf); both computed and one selected. Within 2 ulp; exact at 0, +-i
 `math.log(x)` (f32) is Cephes' `logf`: x = m 2^e with m in [sqrt(1/2), sqrt(2)) from the exponent
 and mantissa bits (a subnormal x scaled by 2^23 first), `log(m)` as `r - r^2/2 + r^3 P(r)` (r = m - 1,
 degree 8) plus `e ln2` in the two parts above. Within 1 ulp over every 97th positive float32 bit
-pattern, subnormals included (0.78 at most); log(+-0) = -inf, negative x and NaN give NaN, +inf
-stays. 1.3M elements: 1.0 ms against 5.0 with libm's `logf` (eager single-threaded 1.35).
+pattern, subnormals included (0.78 at most; 0.83 over every pattern in [0.5, 2) with the fused
+multiply-adds below); log(+-0) = -inf, negative x and NaN give NaN, +inf stays. 1.3M elements:
+1.0 ms against 5.0 with libm's `logf` (eager single-threaded 1.35).
 
 `math.erf(x)` (f32): `x + x Q(x^2)` for |x| < 1 (Q of degree 6: the 1 of 2/sqrt(pi) = 1.128 kept
 exact), `1 - exp(-x^2) G(x)` for 1 <= |x| < 4 (G, the scaled erfc, of degree 12 in (|x| - 2.5) / 1.5;
 exp as above), 1 from 4 (where float32 erf is 1), x's sign. The polynomials are least-squares fits in
 float64 of the relative error (not Cephes': its erff takes a division and two more branches). Within
-1.32 ulp over every third float32 bit pattern in [-5, 5]; exact at +-0, +-inf, NaN.
+1.32 ulp over every third float32 bit pattern in [-5, 5] (1.14 with fused multiply-adds); exact at
++-0, +-inf, NaN.
+
+Polynomials are evaluated by Horner's rule with `contract` on each step, so that LLVM fuses each
+multiply and add where the CPU has FMA (over 1.3M elements exp 661 -> 488 us, erf 1517 -> 1111).
 
 Before:
   %y = math.exp %x : f32

@@ -41,7 +41,7 @@ TO_LLVM = (
 )
 
 # The compute pipeline converts structured control flow first, so that deferred checks can branch.
-# and computes float32 exps and tanhs with arithmetic (sym-cpu-vector-math), which LLVM vectorizes, where libm's is a call
+# and computes float32 exp, tanh, log and erf with arithmetic (sym-cpu-vector-math), which LLVM vectorizes, where libm's is a call
 _COMPUTE_TO_LLVM = "convert-scf-to-cf, sym-nested-assert-to-status, " + TO_LLVM.replace("convert-scf-to-cf, ", "", 1).replace(
     "sym-math-precise-libm, ", "sym-cpu-vector-math, sym-math-precise-libm, ", 1)
 

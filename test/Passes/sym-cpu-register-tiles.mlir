@@ -186,3 +186,116 @@ func.func @load_after_store(%a: memref<?x256xf32>, %w: memref<256x768xf32>, %c: 
   }
   return
 }
+
+// -----
+
+// The rows start at 2: the tiles run from 2 to 2 + 4 * floordiv(max(m - 2, 0), 4), the original
+// loop from there.
+// CHECK-LABEL: func.func @rows_from_two
+// CHECK: %[[N:.*]] = arith.subi %{{.*}}, %c2
+// CHECK: %[[P:.*]] = arith.maxsi %[[N]], %c0
+// CHECK: %[[Q:.*]] = arith.floordivsi %[[P]], %c4
+// CHECK: %[[W:.*]] = arith.muli %[[Q]], %c4
+// CHECK: %[[MAIN:.*]] = arith.addi %c2, %[[W]]
+// CHECK: scf.for %{{.*}} = %c2 to %[[MAIN]] step %c4
+// CHECK: scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c1
+func.func @rows_from_two(%a: memref<?x64xf32>, %b: memref<32x64xf32>, %c: memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %m = memref.dim %a, %c0 : memref<?x64xf32>
+  scf.for %i = %c2 to %m step %c1 {
+    scf.for %j = %c0 to %c32 step %c1 {
+      %init = memref.load %c[%i, %j] : memref<?x32xf32>
+      %r = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %k] : memref<?x64xf32>
+        %w = memref.load %b[%j, %k] : memref<32x64xf32>
+        %p = arith.mulf %x, %w : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %c[%i, %j] : memref<?x32xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// C's rows are one (a stride-0 view): each row adds to the row before, nothing changes.
+// CHECK-LABEL: func.func @rows_overlap
+// CHECK-NOT: step %c4
+func.func @rows_overlap(%a: memref<8x8xf32>, %bt: memref<6x8xf32>, %out: memref<6xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %d = memref.reinterpret_cast %out to offset: [0], sizes: [8, 6], strides: [0, 1] : memref<6xf32> to memref<8x6xf32, strided<[0, 1]>>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c6 step %c1 {
+      %init = memref.load %d[%i, %j] : memref<8x6xf32, strided<[0, 1]>>
+      %r = scf.for %k = %c0 to %c8 step %c1 iter_args(%acc = %init) -> (f32) {
+        %x = memref.load %a[%i, %k] : memref<8x8xf32>
+        %y = memref.load %bt[%j, %k] : memref<6x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %d[%i, %j] : memref<8x6xf32, strided<[0, 1]>>
+    }
+  }
+  return
+}
+
+// -----
+
+// out[j] += A[i, k] W[k, j]: the rows all update one output row (a sum over rows), nothing changes.
+// CHECK-LABEL: func.func @updates_summed_over_rows
+// CHECK-NOT: step %c4
+func.func @updates_summed_over_rows(%a: memref<9x8xf32>, %w: memref<8x6xf32>, %c: memref<6xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c9 = arith.constant 9 : index
+  scf.for %i = %c0 to %c9 step %c1 {
+    scf.for %k = %c0 to %c8 step %c1 {
+      scf.for %j = %c0 to %c6 step %c1 {
+        %x = memref.load %a[%i, %k] : memref<9x8xf32>
+        %y = memref.load %w[%k, %j] : memref<8x6xf32>
+        %o = memref.load %c[%j] : memref<6xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %o, %p : f32
+        memref.store %s, %c[%j] : memref<6xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The updates read C's own buffer elsewhere (C += C W): it may alias, nothing changes.
+// CHECK-LABEL: func.func @updates_read_the_output
+// CHECK-NOT: step %c4
+func.func @updates_read_the_output(%w: memref<8x8xf32>, %c: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %m = memref.dim %c, %c0 : memref<?x8xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.for %k = %c0 to %c8 step %c1 {
+      scf.for %j = %c0 to %c8 step %c1 {
+        %x = memref.load %c[%i, %k] : memref<?x8xf32>
+        %y = memref.load %w[%k, %j] : memref<8x8xf32>
+        %o = memref.load %c[%i, %j] : memref<?x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %o, %p : f32
+        memref.store %s, %c[%i, %j] : memref<?x8xf32>
+      }
+    }
+  }
+  return
+}

@@ -71,8 +71,10 @@ def test_bf16_inputs_compute_through_float32():
         torch._dynamo.reset()
         xin = x.abs() if fn is torch.log else x
         got = torch.compile(fn, backend="mlir_sym", dynamic=True)(xin)
-        torch.testing.assert_close(got, fn(xin), rtol=0, atol=0) if fn is not torch.sigmoid else \
+        if fn is torch.sigmoid:
             torch.testing.assert_close(got, fn(xin))
+        else:  # the float32 result rounded once (eager's own bf16 erf is less accurate near 0)
+            torch.testing.assert_close(got, fn(xin.float()).bfloat16(), rtol=0, atol=0)
 
 
 def test_a_signaling_nan_comes_back_quiet():
