@@ -98,6 +98,47 @@ def _body(loop: ir.Operation) -> list[ir.Operation]:
     return [o.operation for o in loop.regions[0].blocks[0].operations][:-1]
 
 
+def _only_loop(loop: ir.Operation) -> ir.Operation | None:
+    """The one scf.for (without results) that is all of `loop`'s body, or None."""
+    body = _body(loop)
+    if len(body) != 1 or body[0].name != "scf.for" or len(body[0].results):
+        return None
+    return body[0]
+
+
+def _output_root(buf: ir.Value, idx: list, i: ir.Value, j: ir.Value, rows: ir.Operation) -> tuple | None:
+    """C's root buffer (`_buffer`) when C[idx] gives each (i, j) its own element: i and j once each
+    among values from outside the nest, rows apart in C's layout; else None."""
+    if (_inside(buf, rows) or sum(v == i for v in idx) != 1 or sum(v == j for v in idx) != 1
+            or any(v not in (i, j) and _inside(v, rows) for v in idx)):
+        return None
+    root = _buffer(root_buffer(buf))
+    return root if root is not None and _rows_apart(buf, idx.index(i)) else None
+
+
+def _reads_ok(body: list, root: tuple, i: ir.Value, rows: ir.Operation, own=None) -> bool:
+    """Whether a body reads only buffers distinct from C (`root`; `own(load)`: C's own element,
+    allowed), holds no regions and nothing but arithmetic, loads and (`own` given) stores, and reads
+    something with the row and something without."""
+    shared = by_row = False
+    for o in body:
+        if len(o.regions):
+            return False
+        if o.name == "memref.load":
+            if own is not None and own(o):
+                continue
+            other = _buffer(root_buffer(o.operands[0]))
+            if other is None or other == root or _inside(o.operands[0], rows):
+                return False
+            if any(_depends_on(v, i, rows) for v in o.operands[1:]):
+                by_row = True
+            else:
+                shared = True
+        elif not (o.name.startswith(_PURE_DIALECTS) or (own is not None and o.name == "memref.store")):
+            return False
+    return shared and by_row
+
+
 @register
 class CpuRegisterTiles(SymPass):
     """Compute a product's rows four at a time (unroll and jam of the row loop), sharing each loaded weight element."""
@@ -122,14 +163,10 @@ class CpuRegisterTiles(SymPass):
         one index holding i and j, and reads other buffers, one of them without i."""
         if len(rows.results) or constant_value(rows.operands[2]) != 1:
             return None
-        mid = _body(rows)
-        if len(mid) != 1 or mid[0].name != "scf.for" or len(mid[0].results):
+        kl = _only_loop(rows)
+        jl = _only_loop(kl) if kl is not None else None
+        if jl is None:
             return None
-        kl = mid[0]
-        inner = _body(kl)
-        if len(inner) != 1 or inner[0].name != "scf.for" or len(inner[0].results):
-            return None
-        jl = inner[0]
         i, j = rows.regions[0].blocks[0].arguments[0], jl.regions[0].blocks[0].arguments[0]
         if any(_inside(v, rows) for v in [*kl.operands[:3], *jl.operands[:3]]):
             return None
@@ -139,31 +176,12 @@ class CpuRegisterTiles(SymPass):
             return None
         store = stores[0]
         buf, idx = store.operands[1], list(store.operands[2:])
-        if (_inside(buf, rows) or sum(v == i for v in idx) != 1 or sum(v == j for v in idx) != 1
-                or any(v not in (i, j) and _inside(v, rows) for v in idx)):
-            return None
-        root = _buffer(root_buffer(buf))
-        if root is None or not _rows_apart(buf, idx.index(i)):
+        root = _output_root(buf, idx, i, j, rows)
+        if root is None:
             return None
         if any(o.name == "memref.load" for o in body[body.index(store):]):
             return None  # the stores move after every load: none may read after the store
-        shared = by_row = False
-        for o in body:
-            if o.regions and len(o.regions):
-                return None
-            if o.name == "memref.load":
-                if o.operands[0] == buf and list(o.operands[1:]) == idx:
-                    continue  # C's own element
-                other = _buffer(root_buffer(o.operands[0]))
-                if other is None or other == root or _inside(o.operands[0], rows):
-                    return None
-                if any(_depends_on(v, i, rows) for v in o.operands[1:]):
-                    by_row = True
-                else:
-                    shared = True
-            elif o.name != "memref.store" and not o.name.startswith(_PURE_DIALECTS):
-                return None
-        if not (shared and by_row):
+        if not _reads_ok(body, root, i, rows, own=lambda o: o.operands[0] == buf and list(o.operands[1:]) == idx):
             return None
         return kl, jl, i
 
@@ -210,10 +228,9 @@ class CpuRegisterTiles(SymPass):
     def _match(self, rows: ir.Operation):
         if len(rows.results) or constant_value(rows.operands[2]) != 1:
             return None
-        outer = _body(rows)
-        if len(outer) != 1 or outer[0].name != "scf.for" or len(outer[0].results):
+        cols = _only_loop(rows)
+        if cols is None:
             return None
-        cols = outer[0]
         inner = _body(cols)
         if len(inner) != 3 or [o.name for o in inner] != ["memref.load", "scf.for", "memref.store"]:
             return None
@@ -225,29 +242,8 @@ class CpuRegisterTiles(SymPass):
             return None
         if any(_inside(v, rows) for v in red.operands[:3]) or any(_inside(v, rows) for v in cols.operands[:3]):
             return None  # bounds from outside the nest
-        # C's indices: i and j once each, everything else from outside the loops
-        if sum(v == i for v in idx) != 1 or sum(v == j for v in idx) != 1 or _inside(buf, rows) or any(
-                v not in (i, j) and _inside(v, rows) for v in idx):
-            return None
-        root = _buffer(root_buffer(buf))
-        if root is None or not _rows_apart(buf, idx.index(i)):
-            return None
-        body = _body(red)
-        shared = by_row = False
-        for o in body:
-            if o.regions and len(o.regions):
-                return None
-            if o.name == "memref.load":
-                other = _buffer(root_buffer(o.operands[0]))
-                if other is None or other == root or _inside(o.operands[0], rows):
-                    return None
-                if any(_depends_on(v, i, rows) for v in o.operands[1:]):
-                    by_row = True
-                else:
-                    shared = True
-            elif not o.name.startswith(_PURE_DIALECTS):
-                return None
-        if not (shared and by_row):
+        root = _output_root(buf, idx, i, j, rows)
+        if root is None or not _reads_ok(_body(red), root, i, rows):
             return None
         return cols, load, red, store, i, j
 
