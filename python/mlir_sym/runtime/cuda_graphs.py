@@ -330,7 +330,11 @@ class CudaGraphs:
         variants = g.variants if g.variants is not None else {}
         v = variants.get(addresses)
         if v is None:
-            if len(variants) >= MAX_VARIANTS or not self._room_for_another(key):
+            if len(variants) >= MAX_VARIANTS:
+                return None
+            if not self._room_for_another(key):  # remembered: not asked again at every call
+                variants[addresses] = _NO_SPARE
+                g.variants = variants
                 return None
             in_place = list(g.in_place)
             for i in follow:
